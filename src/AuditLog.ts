@@ -1,0 +1,35 @@
+/**
+ * AuditLog: one JSON object per line on stderr for every tool call (and, later, every
+ * resource read and prompt get): when, what, which skill and path, the outcome, how long.
+ * A port: `AuditLog.stderr` in the server, an in-memory sink in tests.
+ */
+import { Context, Effect, Layer } from "effect"
+
+export interface AuditRecord {
+  /** The tool, or the protocol method for non-tool operations. */
+  readonly tool: string
+  readonly skill?: string
+  readonly path?: string
+  /** `ok`, or the tag of the failure (`PathEscape`, `SkillNotFound`, `Defect`, ...). */
+  readonly outcome: string
+  readonly durationMs: number
+}
+
+export interface AuditLogShape {
+  readonly record: (record: AuditRecord) => Effect.Effect<void>
+}
+
+/** The JSON line written for a record. */
+export const formatAuditLine = (record: AuditRecord, time: Date): string =>
+  `${JSON.stringify({ audit: true, time: time.toISOString(), ...record })}\n`
+
+export class AuditLog extends Context.Tag("skills-mcp/AuditLog")<AuditLog, AuditLogShape>() {
+  static readonly stderr: Layer.Layer<AuditLog> = Layer.succeed(AuditLog, {
+    record: (record) =>
+      Effect.sync(() => {
+        process.stderr.write(formatAuditLine(record, new Date()))
+      }),
+  })
+
+  static readonly silent: Layer.Layer<AuditLog> = Layer.succeed(AuditLog, { record: () => Effect.void })
+}

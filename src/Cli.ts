@@ -1,0 +1,223 @@
+/**
+ * The command line: `serve` (default), `instructions`. Parsing uses Node's own
+ * `util.parseArgs` (strict: an unknown option is a usage error, exit code 2).
+ * The one-shot commands print through `writeOut`; the server's stdout is JSON-RPC only.
+ */
+import { parseArgs } from "node:util"
+import { Effect } from "effect"
+import { UsageError } from "./Errors.js"
+import { usageGuide } from "./instructions.js"
+import { appLayer } from "./Live.js"
+import { StderrJsonLogging, StderrTextLogging } from "./Logging.js"
+import { serve } from "./mcp/Server.js"
+import type { SettingsInput } from "./Settings.js"
+import { ENV_SKILLS_DIR, Settings } from "./Settings.js"
+import { VERSION } from "./version.js"
+
+export const COMMANDS = ["serve", "instructions"] as const
+export type Command = (typeof COMMANDS)[number]
+
+interface OptionSpec {
+  readonly type: "string" | "boolean"
+  readonly multiple?: boolean
+  readonly short?: string
+  readonly value?: string
+  readonly env?: string
+  readonly help: string
+  readonly commands: ReadonlyArray<Command>
+}
+
+const serving: ReadonlyArray<Command> = ["serve"]
+
+/** Every option: its parsing, its help line, the commands that accept it. */
+export const OPTIONS = {
+  "skills-dir": {
+    type: "string",
+    multiple: true,
+    short: "d",
+    value: "DIR",
+    env: ENV_SKILLS_DIR,
+    help: "A skills folder (repeatable; positional folders work too). First folder wins on duplicate ids.",
+    commands: serving,
+  },
+  "max-file-bytes": {
+    type: "string",
+    value: "N",
+    env: "SKILLS_MCP_MAX_FILE_BYTES",
+    help: "Largest file returned by read_skill_file and get_skill (default 1048576).",
+    commands: serving,
+  },
+  "max-depth": {
+    type: "string",
+    value: "N",
+    env: "SKILLS_MCP_MAX_DEPTH",
+    help: "How many folder levels below a root a skill may sit (default 4).",
+    commands: serving,
+  },
+  "max-skills": {
+    type: "string",
+    value: "N",
+    env: "SKILLS_MCP_MAX_SKILLS",
+    help: "Most skills indexed; the rest are logged and left out (default 100000).",
+    commands: serving,
+  },
+  "refresh-ms": {
+    type: "string",
+    value: "MS",
+    env: "SKILLS_MCP_REFRESH_MS",
+    help: "Re-check the skills folders for changes at most this often, on requests (default 500).",
+    commands: serving,
+  },
+  "catalog-budget": {
+    type: "string",
+    value: "CHARS",
+    env: "SKILLS_MCP_CATALOG_BUDGET",
+    help: "Characters of <available_skills> catalog in the get_skill description; 0 for none (default 8000).",
+    commands: serving,
+  },
+  "page-size": {
+    type: "string",
+    value: "N",
+    env: "SKILLS_MCP_PAGE_SIZE",
+    help: "Default and largest page of list_skills (default 100).",
+    commands: serving,
+  },
+  "no-xml": {
+    type: "boolean",
+    help: "instructions: print the guide without the <skills-mcp-instructions> wrapper.",
+    commands: ["instructions"],
+  },
+  help: { type: "boolean", short: "h", help: "Show this help.", commands: [...COMMANDS] },
+  version: { type: "boolean", short: "v", help: "Show the version.", commands: [...COMMANDS] },
+} as const satisfies Record<string, OptionSpec>
+
+type OptionName = keyof typeof OPTIONS
+
+export const helpText = (): string => {
+  const lines = Object.entries(OPTIONS as Record<OptionName, OptionSpec>).map(([name, spec]) => {
+    const flag = `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` ${spec.value}` : ""}`
+    const env = spec.env ? ` [env ${spec.env}]` : ""
+    return `  ${flag.padEnd(30)} ${spec.help}${env}`
+  })
+  return `skills-mcp ${VERSION}: serve Agent Skills (SKILL.md folders) to any MCP client over stdio.
+
+Usage:
+  skills-mcp [serve] [options] [DIR...]   Run the MCP server on stdio (the default command).
+  skills-mcp instructions [--no-xml]      Print the usage guide for AGENTS.md / CLAUDE.md.
+
+With no folder given (and no ${ENV_SKILLS_DIR}), skills are read from ./.agents/skills,
+./.claude/skills, ~/.agents/skills and ~/.claude/skills, whichever exist.
+
+Options:
+${lines.join("\n")}
+`
+}
+
+export interface ParsedCommandLine {
+  readonly command: Command
+  readonly help: boolean
+  readonly version: boolean
+  readonly xml: boolean
+  readonly settings: SettingsInput
+}
+
+const usageError = (reason: string) =>
+  new UsageError({ reason: `${reason}\nRun 'skills-mcp --help' for usage.` })
+
+/** Parses argv (without node and the script) into a command and its inputs. */
+export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<ParsedCommandLine, UsageError> =>
+  Effect.gen(function* () {
+    const parsed = yield* Effect.try({
+      try: () =>
+        parseArgs({
+          args: [...argv],
+          options: OPTIONS,
+          allowPositionals: true,
+          strict: true,
+        }),
+      catch: (error) => usageError(error instanceof Error ? error.message : String(error)),
+    })
+    const [first, ...rest] = parsed.positionals
+    const isCommand = (value: string | undefined): value is Command =>
+      COMMANDS.some((command) => command === value)
+    const command: Command = isCommand(first) ? first : "serve"
+    const positionals = isCommand(first) ? rest : parsed.positionals
+    for (const name of Object.keys(parsed.values)) {
+      const spec: OptionSpec | undefined = (OPTIONS as Record<string, OptionSpec>)[name]
+      if (spec !== undefined && !spec.commands.includes(command)) {
+        return yield* usageError(`Option --${name} does not apply to '${command}'.`)
+      }
+    }
+    if (command === "instructions" && positionals.length > 0) {
+      return yield* usageError(`'instructions' takes no folders (got '${positionals[0]}').`)
+    }
+    const values = parsed.values
+    const skillsDirs = [...(values["skills-dir"] ?? []), ...positionals]
+    const settings: SettingsInput = {
+      ...(skillsDirs.length > 0 ? { skillsDirs } : {}),
+      ...(values["max-file-bytes"] === undefined ? {} : { maxFileBytes: values["max-file-bytes"] }),
+      ...(values["max-depth"] === undefined ? {} : { maxDepth: values["max-depth"] }),
+      ...(values["max-skills"] === undefined ? {} : { maxSkills: values["max-skills"] }),
+      ...(values["refresh-ms"] === undefined ? {} : { refreshMs: values["refresh-ms"] }),
+      ...(values["catalog-budget"] === undefined ? {} : { catalogBudget: values["catalog-budget"] }),
+      ...(values["page-size"] === undefined ? {} : { pageSize: values["page-size"] }),
+    }
+    return {
+      command,
+      help: values.help === true,
+      version: values.version === true,
+      xml: values["no-xml"] !== true,
+      settings,
+    }
+  })
+
+/** Output of the one-shot commands: the only writer to stdout outside the MCP transport. */
+export const writeOut = (text: string) =>
+  Effect.async<void>((resume) => {
+    process.stdout.write(text, () => resume(Effect.void))
+  })
+
+const writeErr = (text: string) =>
+  Effect.sync(() => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`))
+
+export const EXIT_OK = 0
+export const EXIT_FAILURE = 1
+export const EXIT_USAGE = 2
+
+const serveCommand = (settings: SettingsInput) =>
+  Effect.scoped(serve({ input: process.stdin, output: process.stdout })).pipe(
+    Effect.provide(appLayer(Settings.fromInput(settings))),
+    Effect.as(EXIT_OK),
+    Effect.provide(StderrJsonLogging),
+  )
+
+/** Runs one command line; resolves to the process exit code. Errors are reported on stderr. */
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
+  Effect.gen(function* () {
+    const line = yield* parseCommandLine(argv)
+    if (line.help) {
+      yield* writeOut(helpText())
+      return EXIT_OK
+    }
+    if (line.version) {
+      yield* writeOut(`${VERSION}\n`)
+      return EXIT_OK
+    }
+    switch (line.command) {
+      case "instructions":
+        yield* writeOut(`${usageGuide({ xml: line.xml })}\n`)
+        return EXIT_OK
+      case "serve":
+        return yield* serveCommand(line.settings)
+    }
+  }).pipe(
+    Effect.catchTag("UsageError", (error) => Effect.as(writeErr(`skills-mcp: ${error.message}`), EXIT_USAGE)),
+    Effect.catchAllCause((cause) =>
+      Effect.as(
+        Effect.logError("skills-mcp stopped on an unexpected error", cause).pipe(
+          Effect.provide(StderrTextLogging),
+        ),
+        EXIT_FAILURE,
+      ),
+    ),
+  )

@@ -1,0 +1,218 @@
+/**
+ * Discovery: finds `SKILL.md` files under the configured roots.
+ *
+ * A folder holding a `SKILL.md` is a skill and is not searched further. Other folders are
+ * groups, searched down to `maxDepth` levels below the root. `node_modules` and dot-folders
+ * are skipped, except `.claude/skills` and `.agents/skills` directly in a root. A symbolic
+ * link is followed only when its real path stays inside the root's real path; each real
+ * folder is read once, so link loops end.
+ */
+import type { Dirent } from "node:fs"
+import * as path from "node:path"
+import { Effect } from "effect"
+import type { Fingerprint } from "./Paths.js"
+import { fingerprintOf, isInside, lstatOrNull, readDirOrNull, realPathNative, statOrNull } from "./Paths.js"
+import type { Root } from "./Settings.js"
+import { Settings } from "./Settings.js"
+
+export const SKILL_FILE = "SKILL.md"
+
+export interface Candidate {
+  readonly root: Root
+  /** Position of the root in priority order (0 wins). */
+  readonly rootIndex: number
+  /** Absolute skill folder, below the root as configured. */
+  readonly dir: string
+  /** Absolute path of the skill's SKILL.md. */
+  readonly file: string
+  /** The folder name: the skill's id. */
+  readonly id: string
+  /** Folder path below its collection (root, root/skills or root/.claude/skills), for URIs. */
+  readonly segments: ReadonlyArray<string>
+  readonly fingerprint: Fingerprint
+}
+
+export interface DiscoveryNotice {
+  readonly path: string
+  readonly reason: string
+}
+
+export interface DiscoveryResult {
+  readonly candidates: ReadonlyArray<Candidate>
+  readonly notices: ReadonlyArray<DiscoveryNotice>
+}
+
+/** Dot-folders searched in a root, each only for its `skills` child. */
+const NAMED_DOT_FOLDERS = new Set([".claude", ".agents"])
+
+const skipFolder = (name: string) => name === "node_modules" || name.startsWith(".")
+
+interface Pending {
+  readonly dir: string
+  /** The folder's real path (derived without a syscall for plain sub-folders). */
+  readonly real: string
+  readonly segments: ReadonlyArray<string>
+  readonly depth: number
+  /** Reached through a symbolic link: another path may lead to the same folder. */
+  readonly viaLink: boolean
+}
+
+/** How many folders are examined at once (bounded: the thread pool has four threads). */
+const CONCURRENCY = 32
+
+const LEAVES_ROOT = "symbolic link leads outside the skills folder; not followed"
+
+export const discoverRoot = (root: Root, rootIndex: number, maxDepth: number) =>
+  Effect.gen(function* () {
+    const found: Array<{ readonly candidate: Candidate; readonly real: string; readonly viaLink: boolean }> =
+      []
+    const notices: Array<DiscoveryNotice> = []
+    const rootReal = yield* realPathNative(root.path)
+    if (rootReal === null) {
+      notices.push({ path: root.path, reason: "the skills folder cannot be read" })
+      return { candidates: [], notices }
+    }
+
+    /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
+    const skillIn = Effect.fn("Discovery.skillIn")(function* (pending: Pending) {
+      const file = path.join(pending.dir, SKILL_FILE)
+      let info = yield* lstatOrNull(file)
+      if (info === null) return null
+      if (info.isSymbolicLink()) {
+        const real = yield* realPathNative(file)
+        if (real === null || !isInside(pending.real, real)) {
+          notices.push({
+            path: file,
+            reason: "SKILL.md is a symbolic link that leaves its skill folder; skipped",
+          })
+          return "refused"
+        }
+        info = yield* statOrNull(real)
+        if (info === null) return "refused"
+      }
+      if (!info.isFile()) return null
+      const candidate: Candidate = {
+        root,
+        rootIndex,
+        dir: pending.dir,
+        file,
+        id: path.basename(pending.dir),
+        segments: pending.segments.length > 0 ? pending.segments : [path.basename(pending.dir)],
+        fingerprint: fingerprintOf(info),
+      }
+      return candidate
+    })
+
+    /** A linked folder, when its real path is a folder inside the root and not an ancestor (a loop). */
+    const linked = Effect.fn("Discovery.linked")(function* (parent: Pending, dir: string) {
+      const real = yield* realPathNative(dir)
+      if (real === null || (yield* statOrNull(real))?.isDirectory() !== true) return null
+      if (!isInside(rootReal, real)) {
+        notices.push({ path: dir, reason: LEAVES_ROOT })
+        return null
+      }
+      return isInside(real, parent.real) ? null : real
+    })
+
+    /** The sub-folder an entry leads to, if any. */
+    const folderOf = Effect.fn("Discovery.folderOf")(function* (parent: Pending, entry: Dirent) {
+      const dir = path.join(parent.dir, entry.name)
+      if (entry.isDirectory())
+        return { dir, real: path.join(parent.real, entry.name), viaLink: parent.viaLink }
+      if (!entry.isSymbolicLink()) return null
+      const real = yield* linked(parent, dir)
+      return real === null ? null : { dir, real, viaLink: true }
+    })
+
+    /** Examines one folder: a skill, or a group whose sub-folders are returned. */
+    const visit = Effect.fn("Discovery.visit")(function* (pending: Pending) {
+      const skill = yield* skillIn(pending)
+      if (skill === "refused") return []
+      if (skill !== null) {
+        found.push({ candidate: skill, real: pending.real, viaLink: pending.viaLink })
+        return []
+      }
+      if (pending.depth >= maxDepth) return []
+      const entries = yield* readDirOrNull(pending.dir)
+      if (entries === null) {
+        notices.push({ path: pending.dir, reason: "folder cannot be read; skipped" })
+        return []
+      }
+      const next: Array<Pending> = []
+      for (const entry of entries) {
+        const name = entry.name
+        if (pending.depth === 0 && NAMED_DOT_FOLDERS.has(name)) {
+          const dir = path.join(pending.dir, name, "skills")
+          const real = yield* linked(pending, dir)
+          if (real !== null)
+            next.push({
+              dir,
+              real,
+              segments: [],
+              depth: 2,
+              viaLink: real !== path.join(rootReal, name, "skills"),
+            })
+          continue
+        }
+        if (skipFolder(name)) continue
+        const folder = yield* folderOf(pending, entry)
+        if (folder === null) continue
+        const resets = pending.depth === 0 && name === "skills"
+        next.push({
+          ...folder,
+          segments: resets ? [] : [...pending.segments, name],
+          depth: pending.depth + 1,
+        })
+      }
+      return next
+    })
+
+    let level: Array<Pending> = [{ dir: root.path, real: rootReal, segments: [], depth: 0, viaLink: false }]
+    while (level.length > 0) {
+      const next = yield* Effect.forEach(level, visit, { concurrency: CONCURRENCY })
+      level = next.flat()
+    }
+    return { candidates: onePathPerFolder(found), notices }
+  })
+
+/**
+ * Path order, and one candidate per real folder: a folder reached both directly and through
+ * a link is kept at its direct path.
+ */
+const onePathPerFolder = (
+  found: ReadonlyArray<{ readonly candidate: Candidate; readonly real: string; readonly viaLink: boolean }>,
+): Array<Candidate> => {
+  const sorted = [...found].sort((a, b) => compareSegments(a.candidate.segments, b.candidate.segments))
+  const chosen = new Map<string, (typeof sorted)[number]>()
+  for (const entry of sorted) {
+    const current = chosen.get(entry.real)
+    if (current === undefined || (current.viaLink && !entry.viaLink)) chosen.set(entry.real, entry)
+  }
+  const kept = new Set(chosen.values())
+  return sorted.filter((entry) => kept.has(entry)).map((entry) => entry.candidate)
+}
+
+const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
+  const left = a.join("/")
+  const right = b.join("/")
+  return left < right ? -1 : left > right ? 1 : 0
+}
+
+export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery", {
+  effect: Effect.gen(function* () {
+    const settings = yield* Settings
+    /** Every SKILL.md under every root, roots in priority order, each root's in path order. */
+    const discover: Effect.Effect<DiscoveryResult> = Effect.gen(function* () {
+      const perRoot = yield* Effect.forEach(
+        settings.roots,
+        (root, index) => discoverRoot(root, index, settings.maxDepth),
+        { concurrency: 4 },
+      )
+      return {
+        candidates: perRoot.flatMap((result) => result.candidates),
+        notices: perRoot.flatMap((result) => result.notices),
+      }
+    }).pipe(Effect.withSpan("Discovery.discover"))
+    return { discover } as const
+  }),
+}) {}

@@ -1,0 +1,108 @@
+/**
+ * Every failure a client or a user can see. Data lives in fields, wording in `message`;
+ * the MCP boundary (src/mcp/Run.ts) turns them into results, once.
+ */
+import { Schema } from "effect"
+
+const quoteList = (items: ReadonlyArray<string>) => items.map((item) => `'${item}'`).join(", ")
+
+export class SkillNotFound extends Schema.TaggedError<SkillNotFound>()("SkillNotFound", {
+  query: Schema.String,
+  suggestions: Schema.Array(Schema.String),
+}) {
+  override get message() {
+    const hint = this.suggestions.length > 0 ? ` Closest ids: ${quoteList(this.suggestions)}.` : ""
+    return `Skill '${this.query}' not found.${hint} Call list_skills (optionally with a query) to see the available skills.`
+  }
+}
+
+export class MalformedFrontmatter extends Schema.TaggedError<MalformedFrontmatter>()("MalformedFrontmatter", {
+  path: Schema.String,
+  line: Schema.optional(Schema.Number),
+  reason: Schema.String,
+}) {
+  override get message() {
+    const at = this.line === undefined ? this.path : `${this.path}:${this.line}`
+    return `Malformed SKILL.md frontmatter at ${at}: ${this.reason}`
+  }
+}
+
+/** A requested path that is not inside the skill. `requested` is for the audit log only. */
+export class PathEscape extends Schema.TaggedError<PathEscape>()("PathEscape", {
+  skillId: Schema.String,
+  requested: Schema.String,
+}) {
+  override get message() {
+    return `The path is outside the skill '${this.skillId}' (or cannot be resolved inside it). Use a path relative to the skill folder, such as 'references/guide.md'.`
+  }
+}
+
+export class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", {
+  skillId: Schema.String,
+  path: Schema.String,
+}) {
+  override get message() {
+    return `No file or folder '${this.path}' in skill '${this.skillId}'. Call read_skill_file with an empty path to list the skill's files.`
+  }
+}
+
+export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLarge", {
+  skillId: Schema.String,
+  path: Schema.String,
+  size: Schema.Number,
+  limit: Schema.Number,
+}) {
+  override get message() {
+    return `'${this.path}' in skill '${this.skillId}' is ${this.size} bytes, over the ${this.limit}-byte limit. The operator can raise it with --max-file-bytes or SKILLS_MCP_MAX_FILE_BYTES.`
+  }
+}
+
+export class BinaryFile extends Schema.TaggedError<BinaryFile>()("BinaryFile", {
+  skillId: Schema.String,
+  path: Schema.String,
+  size: Schema.Number,
+  mimeType: Schema.String,
+}) {
+  override get message() {
+    return `'${this.path}' in skill '${this.skillId}' is a binary file (${this.mimeType}, ${this.size} bytes) and cannot be returned as text. Use it from the skill folder on disk.`
+  }
+}
+
+export class SkillUnreadable extends Schema.TaggedError<SkillUnreadable>()("SkillUnreadable", {
+  skillId: Schema.String,
+  path: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message() {
+    return `Skill '${this.skillId}' could not be read (${this.path}): ${this.reason}`
+  }
+}
+
+export class InvalidArgument extends Schema.TaggedError<InvalidArgument>()("InvalidArgument", {
+  argument: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message() {
+    return `Invalid argument '${this.argument}': ${this.reason}`
+  }
+}
+
+/** Start-up and command-line problems: bad flags, missing explicit roots. */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  reason: Schema.String,
+}) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** Failures a tool call can end with; each has a message a person can act on. */
+export type SkillError =
+  | SkillNotFound
+  | MalformedFrontmatter
+  | PathEscape
+  | FileNotFound
+  | FileTooLarge
+  | BinaryFile
+  | SkillUnreadable
+  | InvalidArgument

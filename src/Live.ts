@@ -1,0 +1,27 @@
+/**
+ * The Layer graph, wired once: Settings feed Discovery, Frontmatter, Validation and
+ * SkillFiles; those feed the Catalog. Used by the CLI and by library users and tests.
+ */
+import { Layer } from "effect"
+import { AuditLog } from "./AuditLog.js"
+import { Catalog } from "./Catalog.js"
+import { Discovery } from "./Discovery.js"
+import { Frontmatter } from "./Frontmatter.js"
+import type { Settings } from "./Settings.js"
+import { SkillFiles } from "./SkillFiles.js"
+import { Validation } from "./Validation.js"
+
+/** Every service but Settings and the audit sink, from a Settings layer. */
+export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {
+  const core = Layer.mergeAll(
+    Discovery.Default,
+    Frontmatter.Default,
+    Validation.Default,
+    SkillFiles.Default,
+  ).pipe(Layer.provideMerge(settings))
+  return Catalog.Default.pipe(Layer.provideMerge(core))
+}
+
+/** The whole application: services plus the stderr audit log. */
+export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
+  Layer.merge(servicesLayer(settings), AuditLog.stderr)

@@ -1,0 +1,46 @@
+/**
+ * Small, shared filesystem helpers. Containment decisions use the kernel's realpath
+ * (`fs.promises.realpath`), never the JavaScript re-implementation behind `fs.realpath`,
+ * which collapses `..` before following the next link.
+ */
+import type { Stats } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { Effect } from "effect"
+
+/** What identifies one version of a file: a change to any of these means "re-read it". */
+export interface Fingerprint {
+  readonly dev: number
+  readonly ino: number
+  readonly size: number
+  readonly mtimeMs: number
+}
+
+export const fingerprintOf = (info: Stats): Fingerprint => ({
+  dev: info.dev,
+  ino: info.ino,
+  size: info.size,
+  mtimeMs: info.mtimeMs,
+})
+
+export const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
+  a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+
+/** True when `target` is `base` or below it; separator-aware (`/a/bc` is not inside `/a/b`). */
+export const isInside = (base: string, target: string): boolean => {
+  if (target === base) return true
+  const prefix = base.endsWith(path.sep) ? base : base + path.sep
+  return target.startsWith(prefix)
+}
+
+const orNull = <A>(promise: () => Promise<A>): Effect.Effect<A | null> =>
+  Effect.promise(() => promise().catch(() => null))
+
+/** The kernel's realpath, or null when the path cannot be resolved (missing, loop, no access). */
+export const realPathNative = (target: string) => orNull(() => fs.realpath(target))
+export const lstatOrNull = (target: string) => orNull(() => fs.lstat(target))
+export const statOrNull = (target: string) => orNull(() => fs.stat(target))
+export const readDirOrNull = (dir: string) => orNull(() => fs.readdir(dir, { withFileTypes: true }))
+
+/** Joins relative segments with `/` whatever the platform (for URIs and tool output). */
+export const toPosix = (segments: ReadonlyArray<string>): string => segments.join("/")

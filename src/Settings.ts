@@ -1,0 +1,187 @@
+/**
+ * Settings: roots and limits, from command-line flags over environment variables over defaults.
+ * Environment variables are read through Effect `Config`, so tests swap the ConfigProvider
+ * instead of touching `process.env`.
+ */
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Config, Context, Effect, Layer, Option, Schema } from "effect"
+import { UsageError } from "./Errors.js"
+
+export interface Root {
+  /** Absolute path as configured (`~` expanded, resolved against the working directory). */
+  readonly path: string
+  /** Given by the user (flag, positional or SKILLS_DIR) rather than a conventional default. */
+  readonly explicit: boolean
+}
+
+export interface SettingsShape {
+  readonly roots: ReadonlyArray<Root>
+  /** Largest file (bytes) read_skill_file or a resource read will return. */
+  readonly maxFileBytes: number
+  /** How many folder levels below a root a skill folder may sit. */
+  readonly maxDepth: number
+  /** Skills beyond this count are not indexed (and the cut is logged). */
+  readonly maxSkills: number
+  /** The catalog re-checks the disk at most this often (ms) when a request arrives. */
+  readonly refreshIntervalMs: number
+  /** Character budget of the `<available_skills>` catalog in descriptions and instructions. */
+  readonly catalogBudget: number
+  /** Default and maximum page size of list_skills. */
+  readonly pageSize: number
+}
+
+export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
+  /** Settings for tests and library users: defaults plus what is given, no disk access. */
+  static readonly make = (overrides: Partial<SettingsShape> = {}): Layer.Layer<Settings> =>
+    Layer.succeed(Settings, { ...defaults, ...overrides })
+
+  /** Settings from parsed command-line input and the environment (see `resolveSettings`). */
+  static readonly fromInput = (input: SettingsInput): Layer.Layer<Settings, UsageError> =>
+    Layer.effect(Settings, resolveSettings(input))
+}
+
+export const defaults: SettingsShape = {
+  roots: [],
+  maxFileBytes: 1024 * 1024,
+  maxDepth: 4,
+  maxSkills: 100_000,
+  refreshIntervalMs: 500,
+  catalogBudget: 8_000,
+  pageSize: 100,
+}
+
+/** What the command line said; every field optional so env and defaults can fill in. */
+export interface SettingsInput {
+  readonly skillsDirs?: ReadonlyArray<string>
+  readonly maxFileBytes?: string
+  readonly maxDepth?: string
+  readonly maxSkills?: string
+  readonly refreshMs?: string
+  readonly catalogBudget?: string
+  readonly pageSize?: string
+  /** Working directory for relative paths (defaults to the process's). */
+  readonly cwd?: string
+}
+
+/** Each numeric setting: its flag, its environment variable, its bounds. */
+const numericSettings = {
+  maxFileBytes: { flag: "--max-file-bytes", env: "SKILLS_MCP_MAX_FILE_BYTES", min: 1 },
+  maxDepth: { flag: "--max-depth", env: "SKILLS_MCP_MAX_DEPTH", min: 1 },
+  maxSkills: { flag: "--max-skills", env: "SKILLS_MCP_MAX_SKILLS", min: 1 },
+  refreshMs: { flag: "--refresh-ms", env: "SKILLS_MCP_REFRESH_MS", min: 0 },
+  catalogBudget: { flag: "--catalog-budget", env: "SKILLS_MCP_CATALOG_BUDGET", min: 0 },
+  pageSize: { flag: "--page-size", env: "SKILLS_MCP_PAGE_SIZE", min: 1 },
+} as const
+
+export const ENV_SKILLS_DIR = "SKILLS_DIR"
+export const environmentVariables = [ENV_SKILLS_DIR, ...Object.values(numericSettings).map((s) => s.env)]
+
+const Integer = Schema.NumberFromString.pipe(Schema.int())
+
+const optionalEnv = (name: string) =>
+  Config.option(Config.string(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+
+const numeric = Effect.fn("Settings.numeric")(function* (
+  key: keyof typeof numericSettings,
+  fromFlag: string | undefined,
+  fallback: number,
+) {
+  const spec = numericSettings[key]
+  const fromEnv = fromFlag === undefined ? Option.getOrUndefined(yield* optionalEnv(spec.env)) : undefined
+  const raw = fromFlag ?? fromEnv
+  if (raw === undefined || raw.trim() === "") return fallback
+  const source = fromFlag === undefined ? `environment variable ${spec.env}` : `option ${spec.flag}`
+  const value = Option.getOrUndefined(Schema.decodeUnknownOption(Integer)(raw.trim()))
+  if (value === undefined || value < spec.min) {
+    return yield* new UsageError({
+      reason: `Invalid value '${raw}' for ${source}: expected a whole number >= ${spec.min}.`,
+    })
+  }
+  return value
+})
+
+/** `~` and `~/x` expand to the home directory; other paths resolve against `cwd`. */
+export const expandPath = (input: string, cwd: string, home: string): string => {
+  const expanded = input === "~" ? home : input.startsWith("~/") ? path.join(home, input.slice(2)) : input
+  return path.resolve(cwd, expanded)
+}
+
+/** SKILLS_DIR holds several folders separated by `,` or the platform path delimiter. */
+export const splitSkillsDir = (value: string): Array<string> =>
+  value
+    .split(new RegExp(`[,${path.delimiter === ";" ? ";" : ":"}]`))
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0)
+
+const isDirectory = (dir: string) =>
+  Effect.promise(() =>
+    fs.stat(dir).then(
+      (info) => info.isDirectory(),
+      () => false,
+    ),
+  )
+
+export const conventionalRoots = (cwd: string, home: string): Array<string> => [
+  path.join(cwd, ".agents", "skills"),
+  path.join(cwd, ".claude", "skills"),
+  path.join(home, ".agents", "skills"),
+  path.join(home, ".claude", "skills"),
+]
+
+/**
+ * Roots: `--skills-dir` and positional folders when given, else SKILLS_DIR, else the
+ * conventional folders that exist. An explicit folder that does not exist is an error.
+ */
+export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: SettingsInput) {
+  const cwd = input.cwd ?? process.cwd()
+  const home = Option.getOrElse(yield* optionalEnv("HOME"), () => os.homedir())
+  const fromEnv = Option.map(yield* optionalEnv(ENV_SKILLS_DIR), splitSkillsDir)
+  const given =
+    input.skillsDirs !== undefined && input.skillsDirs.length > 0
+      ? { dirs: input.skillsDirs, source: "the command line" }
+      : Option.isSome(fromEnv) && fromEnv.value.length > 0
+        ? { dirs: fromEnv.value, source: `${ENV_SKILLS_DIR}` }
+        : undefined
+
+  const roots: Array<Root> = []
+  const seen = new Set<string>()
+  if (given !== undefined) {
+    for (const dir of given.dirs) {
+      const absolute = expandPath(dir, cwd, home)
+      if (!(yield* isDirectory(absolute))) {
+        return yield* new UsageError({
+          reason: `Skills folder '${dir}' (from ${given.source}) does not exist or is not a folder: ${absolute}`,
+        })
+      }
+      if (seen.has(absolute)) continue
+      seen.add(absolute)
+      roots.push({ path: absolute, explicit: true })
+    }
+  } else {
+    for (const absolute of conventionalRoots(cwd, home)) {
+      if (seen.has(absolute) || !(yield* isDirectory(absolute))) continue
+      seen.add(absolute)
+      roots.push({ path: absolute, explicit: false })
+    }
+  }
+
+  const settings: SettingsShape = {
+    roots,
+    maxFileBytes: yield* numeric("maxFileBytes", input.maxFileBytes, defaults.maxFileBytes),
+    maxDepth: yield* numeric("maxDepth", input.maxDepth, defaults.maxDepth),
+    maxSkills: yield* numeric("maxSkills", input.maxSkills, defaults.maxSkills),
+    refreshIntervalMs: yield* numeric("refreshMs", input.refreshMs, defaults.refreshIntervalMs),
+    catalogBudget: yield* numeric("catalogBudget", input.catalogBudget, defaults.catalogBudget),
+    pageSize: yield* numeric("pageSize", input.pageSize, defaults.pageSize),
+  }
+  if (roots.length === 0) {
+    yield* Effect.logWarning(
+      `No skills folder found. Looked in: ${conventionalRoots(cwd, home).join(", ")}. Pass --skills-dir DIR or set ${ENV_SKILLS_DIR}.`,
+    )
+  } else {
+    yield* Effect.logInfo(`Skills roots: ${roots.map((root) => root.path).join(", ")}`)
+  }
+  return settings
+})

@@ -1,0 +1,119 @@
+/**
+ * The MCP boundary: runs handler Effects on one runtime and maps their outcome, once.
+ * Tools answer typed failures as `isError` results the model can read; protocol methods
+ * answer them as JSON-RPC errors (-32602 for a bad request, -32603 for the rest). A defect
+ * is logged with its cause on stderr and answered generically.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Effect, Either, Exit, Match, Option, ParseResult, Runtime, Schema } from "effect"
+import type { SkillError } from "../Errors.js"
+import { InvalidArgument } from "../Errors.js"
+
+export const INTERNAL_ERROR_TEXT = "Internal error in skills-mcp; the server log (stderr) has the details."
+
+export interface ToolOutput {
+  /** The result as `structuredContent` (matches the tool's outputSchema). */
+  readonly structured: Record<string, unknown>
+  /** The same for people and models: readable text. */
+  readonly text: string
+}
+
+const textContent = (text: string) => [{ type: "text" as const, text }]
+
+/** The tag to audit for an exit: `ok`, a failure's tag, `Interrupted` or `Defect`. */
+export const outcomeOf = (exit: Exit.Exit<unknown, SkillError>): string =>
+  Exit.match(exit, {
+    onSuccess: () => "ok",
+    onFailure: (cause) =>
+      Option.match(Cause.failureOption(cause), {
+        onSome: (error) => error._tag,
+        onNone: () => (Cause.isInterruptedOnly(cause) ? "Interrupted" : "Defect"),
+      }),
+  })
+
+export const toToolResult = (exit: Exit.Exit<ToolOutput, SkillError>): CallToolResult =>
+  Exit.match(exit, {
+    onSuccess: ({ structured, text }) => ({ content: textContent(text), structuredContent: structured }),
+    onFailure: (cause) =>
+      Option.match(Cause.failureOption(cause), {
+        onSome: (error) => ({ isError: true, content: textContent(error.message) }),
+        onNone: () => ({ isError: true, content: textContent(INTERNAL_ERROR_TEXT) }),
+      }),
+  })
+
+/** JSON-RPC error code for a typed failure of a protocol method. */
+export const errorCodeOf: (error: SkillError) => number = Match.type<SkillError>().pipe(
+  Match.tagsExhaustive({
+    SkillNotFound: () => ErrorCode.InvalidParams,
+    PathEscape: () => ErrorCode.InvalidParams,
+    FileNotFound: () => ErrorCode.InvalidParams,
+    FileTooLarge: () => ErrorCode.InvalidParams,
+    BinaryFile: () => ErrorCode.InvalidParams,
+    InvalidArgument: () => ErrorCode.InvalidParams,
+    MalformedFrontmatter: () => ErrorCode.InternalError,
+    SkillUnreadable: () => ErrorCode.InternalError,
+  }),
+)
+
+export const toMcpError = (cause: Cause.Cause<SkillError>): McpError =>
+  Option.match(Cause.failureOption(cause), {
+    onSome: (error) => new McpError(errorCodeOf(error), error.message),
+    onNone: () => new McpError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),
+  })
+
+/** Decodes tool arguments strictly (unknown arguments are refused); failures name the argument. */
+export const decodeArguments =
+  <A, I>(schema: Schema.Schema<A, I>) =>
+  (input: unknown): Effect.Effect<A, InvalidArgument> =>
+    Schema.decodeUnknown(schema, { errors: "first", onExcessProperty: "error" })(input ?? {}).pipe(
+      Effect.mapError((error) => {
+        const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+        const argument =
+          issue === undefined || issue.path.length === 0 ? "arguments" : issue.path.map(String).join(".")
+        return new InvalidArgument({ argument, reason: issue?.message ?? "does not match the input schema" })
+      }),
+    )
+
+/** Decodes protocol parameters; a mismatch is JSON-RPC -32602 naming the field. */
+export const decodeParams =
+  <A, I>(schema: Schema.Schema<A, I>, method: string) =>
+  (input: unknown): Either.Either<A, McpError> =>
+    Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "first" })(input ?? {}), (error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      const field =
+        issue === undefined || issue.path.length === 0 ? "params" : issue.path.map(String).join(".")
+      return new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid ${method} params: '${field}' ${issue?.message ?? ""}`,
+      )
+    })
+
+export interface Runner<R> {
+  /** Runs a tool's Effect; always resolves to a CallToolResult. */
+  readonly tool: (
+    effect: Effect.Effect<ToolOutput, SkillError, R>,
+    signal: AbortSignal,
+  ) => Promise<CallToolResult>
+  /** Runs a protocol method's Effect; rejects with an McpError. */
+  readonly request: <A>(effect: Effect.Effect<A, SkillError, R>, signal: AbortSignal) => Promise<A>
+}
+
+const logDefects = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.tapErrorCause(effect, (cause) =>
+    Cause.isFailure(cause) || Cause.isInterruptedOnly(cause)
+      ? Effect.void
+      : Effect.logError("Unexpected failure while handling a request", cause),
+  )
+
+export const makeRunner = <R>(): Effect.Effect<Runner<R>, never, R> =>
+  Effect.map(Effect.runtime<R>(), (runtime) => {
+    const run = <A, E>(effect: Effect.Effect<A, E, R>, signal: AbortSignal) =>
+      Runtime.runPromiseExit(runtime)(logDefects(effect), { signal })
+    const request = async <A>(effect: Effect.Effect<A, SkillError, R>, signal: AbortSignal): Promise<A> => {
+      const exit = await run(effect, signal)
+      if (Exit.isSuccess(exit)) return exit.value
+      throw toMcpError(exit.cause)
+    }
+    return { tool: (effect, signal) => run(effect, signal).then(toToolResult), request }
+  })

@@ -1,0 +1,214 @@
+/**
+ * A stdio transport for the MCP SDK, written for what the SDK's own one (1.x) does not do:
+ * - a line over the size limit is discarded and answered with a JSON-RPC error (the SDK's
+ *   closes itself silently once its buffer passes 10 MiB);
+ * - invalid JSON is answered with -32700 and a non-JSON-RPC message with -32600;
+ * - end of input is reported (`onEnd`) instead of being ignored, and the requests still in
+ *   flight are known (`pending`) so their responses can be written before the process exits.
+ */
+import type { Readable, Writable } from "node:stream"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+
+/** Largest JSON-RPC message accepted on stdin. A skills request is a few hundred bytes. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+
+export interface LineTransportOptions {
+  readonly maxMessageBytes?: number
+  /** Called once when the input ends (the client closed stdin). */
+  readonly onEnd?: () => void
+}
+
+const NEWLINE = 0x0a
+
+/** Reads the `id` of a truncated request from its first bytes, when it comes before `params`. */
+export const peekRequestId = (head: string): RequestId | null => {
+  const match = /"id"\s*:\s*(-?\d{1,15}|"(?:[^"\\]|\\.){0,200}")/.exec(head)
+  if (match === null || match[1] === undefined) return null
+  const params = head.indexOf('"params"')
+  if (params !== -1 && params < match.index) return null
+  try {
+    const value: unknown = JSON.parse(match[1])
+    return typeof value === "string" || typeof value === "number" ? value : null
+  } catch {
+    return null
+  }
+}
+
+const errorResponse = (id: RequestId | null, code: number, message: string) => ({
+  jsonrpc: "2.0" as const,
+  id,
+  error: { code, message },
+})
+
+export class LineTransport implements Transport {
+  onclose?: (() => void) | undefined
+  onerror?: ((error: Error) => void) | undefined
+  onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined
+
+  private readonly maxMessageBytes: number
+  private chunks: Array<Buffer> = []
+  private buffered = 0
+  /** Bytes of an oversized line seen so far; its first bytes are kept to find its id. */
+  private oversized: { bytes: number; head: string } | null = null
+  private readonly inFlight = new Set<RequestId>()
+  private drainWaiters: Array<() => void> = []
+  private ended = false
+  private closed = false
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    private readonly options: LineTransportOptions = {},
+  ) {
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+  }
+
+  async start(): Promise<void> {
+    this.input.on("data", this.onData)
+    this.input.on("end", this.onInputEnd)
+    this.input.on("close", this.onInputEnd)
+    this.input.on("error", this.onInputError)
+    this.output.on("error", this.onOutputError)
+  }
+
+  /** Requests received and not yet answered. */
+  get pending(): number {
+    return this.inFlight.size
+  }
+
+  /** Resolves when every request received so far has been answered. */
+  whenIdle(): Promise<void> {
+    if (this.inFlight.size === 0) return Promise.resolve()
+    return new Promise((resolve) => this.drainWaiters.push(resolve))
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return
+    if ("id" in message && ("result" in message || "error" in message) && message.id !== undefined) {
+      this.settle(message.id)
+    }
+    const line = `${JSON.stringify(message)}\n`
+    await new Promise<void>((resolve) => {
+      if (this.output.write(line)) resolve()
+      else this.output.once("drain", resolve)
+    })
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.input.off("data", this.onData)
+    this.input.off("end", this.onInputEnd)
+    this.input.off("close", this.onInputEnd)
+    this.input.off("error", this.onInputError)
+    this.output.off("error", this.onOutputError)
+    this.input.pause()
+    this.chunks = []
+    this.inFlight.clear()
+    this.releaseWaiters()
+    this.onclose?.()
+  }
+
+  private settle(id: RequestId) {
+    this.inFlight.delete(id)
+    if (this.inFlight.size === 0) this.releaseWaiters()
+  }
+
+  private releaseWaiters() {
+    const waiters = this.drainWaiters
+    this.drainWaiters = []
+    for (const resolve of waiters) resolve()
+  }
+
+  private readonly onData = (chunk: Buffer | string) => {
+    let data = typeof chunk === "string" ? Buffer.from(chunk) : chunk
+    while (data.length > 0 && !this.closed) {
+      const newline = data.indexOf(NEWLINE)
+      const part = newline === -1 ? data : data.subarray(0, newline)
+      if (this.oversized !== null) {
+        this.oversized.bytes += part.length
+      } else if (this.buffered + part.length > this.maxMessageBytes) {
+        const head = Buffer.concat([...this.chunks, part.subarray(0, 4096)]).toString("utf8", 0, 4096)
+        this.oversized = { bytes: this.buffered + part.length, head }
+        this.chunks = []
+        this.buffered = 0
+      } else if (part.length > 0) {
+        this.chunks.push(part)
+        this.buffered += part.length
+      }
+      if (newline === -1) return
+      data = data.subarray(newline + 1)
+      this.endOfLine()
+    }
+  }
+
+  private endOfLine() {
+    if (this.oversized !== null) {
+      const { bytes, head } = this.oversized
+      this.oversized = null
+      this.reply(
+        errorResponse(
+          peekRequestId(head),
+          ErrorCode.InvalidRequest,
+          `Message too large: ${bytes} bytes; this server accepts at most ${this.maxMessageBytes} bytes per message.`,
+        ),
+      )
+      return
+    }
+    const line = Buffer.concat(this.chunks).toString("utf8")
+    this.chunks = []
+    this.buffered = 0
+    if (line.trim() === "") return
+    let json: unknown
+    try {
+      json = JSON.parse(line)
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : "invalid JSON"
+      this.reply(errorResponse(null, ErrorCode.ParseError, `Parse error: ${reason}`))
+      return
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(json)
+    if (!parsed.success) {
+      const id = typeof json === "object" && json !== null && "id" in json ? json.id : null
+      this.reply(
+        errorResponse(
+          typeof id === "string" || typeof id === "number" ? id : null,
+          ErrorCode.InvalidRequest,
+          "Invalid request: expected a JSON-RPC 2.0 request, notification or response object.",
+        ),
+      )
+      return
+    }
+    const message = parsed.data
+    if ("method" in message && "id" in message) this.inFlight.add(message.id)
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const requestId = message.params?.requestId
+      if (typeof requestId === "string" || typeof requestId === "number") this.settle(requestId)
+    }
+    this.onmessage?.(message)
+  }
+
+  private reply(message: ReturnType<typeof errorResponse>) {
+    const line = `${JSON.stringify(message)}\n`
+    this.output.write(line)
+  }
+
+  private readonly onInputEnd = () => {
+    if (this.ended) return
+    this.ended = true
+    this.options.onEnd?.()
+  }
+
+  private readonly onInputError = (error: Error) => {
+    this.onerror?.(error)
+    this.onInputEnd()
+  }
+
+  private readonly onOutputError = (error: Error) => {
+    // The client went away (EPIPE): nothing more can be written.
+    this.onerror?.(error)
+    this.onInputEnd()
+  }
+}

@@ -1,0 +1,291 @@
+/**
+ * The model-facing tools: schemas (input, output) and the Effects behind them. No logic
+ * beyond shaping: the Catalog and SkillFiles services do the work.
+ */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, JSONSchema, Schema } from "effect"
+import { AuditLog } from "../AuditLog.js"
+import type { Skill, Snapshot } from "../Catalog.js"
+import { Catalog } from "../Catalog.js"
+import type { SkillError } from "../Errors.js"
+import { InvalidArgument } from "../Errors.js"
+import { renderAvailableSkills } from "../instructions.js"
+import type { Listing } from "../SkillFiles.js"
+import { SkillFiles } from "../SkillFiles.js"
+import type { ToolOutput } from "./Run.js"
+import { decodeArguments, outcomeOf } from "./Run.js"
+
+// ---------------------------------------------------------------------------------------
+// Schemas
+
+export const ListSkillsArgs = Schema.Struct({
+  query: Schema.optional(
+    Schema.String.pipe(Schema.maxLength(1_000)).annotations({
+      description:
+        "Words to look for in skill ids, names and descriptions (case-insensitive). Omit to list all.",
+    }),
+  ),
+  limit: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, 1_000)).annotations({
+      description: "Largest number of skills to return (the server caps it at its page size).",
+    }),
+  ),
+  cursor: Schema.optional(
+    Schema.String.pipe(Schema.maxLength(1_000)).annotations({
+      description: "The nextCursor of a previous list_skills result, to get the next page.",
+    }),
+  ),
+})
+
+const SkillSummary = Schema.Struct({ id: Schema.String, name: Schema.String, description: Schema.String })
+
+export const ListSkillsResult = Schema.Struct({
+  skills: Schema.Array(SkillSummary),
+  total: Schema.Int.annotations({ description: "How many skills match, across all pages." }),
+  nextCursor: Schema.optional(Schema.String),
+})
+
+export const GetSkillArgs = Schema.Struct({
+  id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1_000)).annotations({
+    description: "The skill's id (its folder name) or its name, as listed.",
+  }),
+})
+
+export const GetSkillResult = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  path: Schema.String.annotations({ description: "Absolute path of the skill's SKILL.md." }),
+  baseDir: Schema.String.annotations({
+    description: "Absolute skill folder; relative paths resolve against it.",
+  }),
+  content: Schema.String.annotations({ description: "The instructions: SKILL.md without its frontmatter." }),
+})
+
+export const ReadSkillFileArgs = Schema.Struct({
+  id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1_000)).annotations({
+    description: "The skill's id or name.",
+  }),
+  path: Schema.optional(
+    Schema.String.pipe(Schema.maxLength(4_096)).annotations({
+      description:
+        "Path relative to the skill folder, e.g. 'references/guide.md'. Empty or a folder: list files.",
+    }),
+  ),
+})
+
+const ListingEntrySchema = Schema.Struct({
+  path: Schema.String,
+  type: Schema.Literal("file", "directory"),
+  size: Schema.optional(Schema.Int),
+})
+
+export const ReadSkillFileResult = Schema.Struct({
+  id: Schema.String,
+  path: Schema.String.annotations({ description: "The path read, relative to the skill folder." }),
+  type: Schema.Literal("file", "directory"),
+  size: Schema.optional(Schema.Int),
+  mimeType: Schema.optional(Schema.String),
+  content: Schema.optional(Schema.String.annotations({ description: "The file's text (type 'file')." })),
+  entries: Schema.optional(
+    Schema.Array(ListingEntrySchema).annotations({ description: "Files (type 'directory')." }),
+  ),
+  truncated: Schema.optional(Schema.Boolean),
+})
+
+// ---------------------------------------------------------------------------------------
+// Definitions (tools/list)
+
+type JsonObjectSchema = Tool["inputSchema"]
+
+/** JSON Schema (2020-12) of an Effect Schema, as MCP wants it: an object schema without `$schema`. */
+export const objectJsonSchema = <A, I>(schema: Schema.Schema<A, I>): JsonObjectSchema => {
+  const { $schema: _ignored, ...rest } = JSONSchema.make(schema, { target: "jsonSchema2020-12" })
+  return { ...rest, type: "object" }
+}
+
+const readOnly = (title: string) => ({
+  title,
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+})
+
+export const LIST_SKILLS_DESCRIPTION =
+  "List the available Agent Skills (id, name, description). Pass `query` to search by words in the id, name or description. Results are paged: pass `nextCursor` back as `cursor` for more."
+
+export const GET_SKILL_DESCRIPTION =
+  "Load a skill's instructions (its SKILL.md body) by id or name. Call it when a task matches a skill's description below, then follow the instructions. The result names the skill's base directory first: relative paths in the instructions (references/, scripts/, assets/) resolve against it; read those files with your own tools or with read_skill_file."
+
+export const READ_SKILL_FILE_DESCRIPTION =
+  "Read a text file from a skill folder (for example references/guide.md), or list the skill's files when `path` is empty or names a folder. Paths are relative to the skill folder; nothing outside it can be read. For agents without direct file access. Nothing is executed."
+
+/** The tools as listed: the get_skill description carries the catalog, cut to the budget. */
+export const toolDefinitions = (snapshot: Snapshot, catalogBudget: number): Array<Tool> => {
+  const catalog = catalogBudget > 0 ? `\n\n${renderAvailableSkills(snapshot.skills, catalogBudget)}` : ""
+  return [
+    {
+      name: "list_skills",
+      title: "List skills",
+      description: LIST_SKILLS_DESCRIPTION,
+      inputSchema: objectJsonSchema(ListSkillsArgs),
+      outputSchema: objectJsonSchema(ListSkillsResult),
+      annotations: readOnly("List skills"),
+    },
+    {
+      name: "get_skill",
+      title: "Load a skill",
+      description: `${GET_SKILL_DESCRIPTION}${catalog}`,
+      inputSchema: objectJsonSchema(GetSkillArgs),
+      outputSchema: objectJsonSchema(GetSkillResult),
+      annotations: readOnly("Load a skill"),
+    },
+    {
+      name: "read_skill_file",
+      title: "Read a skill file",
+      description: READ_SKILL_FILE_DESCRIPTION,
+      inputSchema: objectJsonSchema(ReadSkillFileArgs),
+      outputSchema: objectJsonSchema(ReadSkillFileResult),
+      annotations: readOnly("Read a skill file"),
+    },
+  ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Handlers
+
+const summaryLine = (skill: Skill) =>
+  `- ${skill.id}${skill.name === skill.id ? "" : ` (${skill.name})`}: ${skill.description.replace(/\s+/g, " ")}`
+
+const listSkills = (input: unknown) =>
+  Effect.gen(function* () {
+    const args = yield* decodeArguments(ListSkillsArgs)(input)
+    const catalog = yield* Catalog
+    const page = yield* catalog.list(args)
+    const structured = yield* Schema.encode(ListSkillsResult)({
+      skills: page.skills.map(({ id, name, description }) => ({ id, name, description })),
+      total: page.total,
+      ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+    }).pipe(Effect.orDie)
+    const header =
+      page.total === 0
+        ? args.query
+          ? `No skill matches '${args.query}'. Call list_skills without a query to see all skills.`
+          : "No skills are available."
+        : `${page.total} skill${page.total === 1 ? "" : "s"}${args.query ? ` matching '${args.query}'` : ""}; showing ${page.skills.length}. Load one with get_skill {"id": "<id>"}.`
+    const more =
+      page.nextCursor === undefined
+        ? ""
+        : `\nMore results: call list_skills again with cursor "${page.nextCursor}".`
+    const output: ToolOutput = {
+      structured,
+      text: `${header}\n${page.skills.map(summaryLine).join("\n")}${more}`,
+    }
+    return output
+  })
+
+const getSkill = (input: unknown) =>
+  Effect.gen(function* () {
+    const args = yield* decodeArguments(GetSkillArgs)(input)
+    const catalog = yield* Catalog
+    const files = yield* SkillFiles
+    const skill = yield* catalog.get(args.id)
+    const loaded = yield* files.loadSkill(skill)
+    const structured = yield* Schema.encode(GetSkillResult)({
+      id: skill.id,
+      name: loaded.name,
+      description: loaded.description,
+      path: skill.file,
+      baseDir: skill.dir,
+      content: loaded.body,
+    }).pipe(Effect.orDie)
+    const text = `Base directory: ${skill.dir}\nSkill: ${skill.id}${loaded.name === skill.id ? "" : ` (${loaded.name})`}\nRelative paths in these instructions resolve against the base directory.\n\n${loaded.body}`
+    const output: ToolOutput = { structured, text }
+    return output
+  })
+
+const listingText = (id: string, listing: Listing) => {
+  const lines = listing.entries.map((entry) =>
+    entry.type === "directory" ? `${entry.path}/` : `${entry.path} (${entry.size ?? 0} bytes)`,
+  )
+  const where = listing.path === "" ? `skill '${id}'` : `'${listing.path}' in skill '${id}'`
+  const more = listing.truncated ? `\n(listing stopped after ${listing.entries.length} entries)` : ""
+  return `Files in ${where}:\n${lines.join("\n")}${more}`
+}
+
+const readSkillFile = (input: unknown) =>
+  Effect.gen(function* () {
+    const args = yield* decodeArguments(ReadSkillFileArgs)(input)
+    const catalog = yield* Catalog
+    const files = yield* SkillFiles
+    const skill = yield* catalog.get(args.id)
+    const result = yield* files.read(skill, args.path ?? "")
+    if (result._tag === "Listing") {
+      const structured = yield* Schema.encode(ReadSkillFileResult)({
+        id: skill.id,
+        path: result.listing.path,
+        type: "directory",
+        entries: result.listing.entries,
+        truncated: result.listing.truncated,
+      }).pipe(Effect.orDie)
+      const output: ToolOutput = { structured, text: listingText(skill.id, result.listing) }
+      return output
+    }
+    const structured = yield* Schema.encode(ReadSkillFileResult)({
+      id: skill.id,
+      path: result.file.path,
+      type: "file",
+      size: result.file.size,
+      mimeType: result.file.mimeType,
+      content: result.file.text,
+    }).pipe(Effect.orDie)
+    const output: ToolOutput = { structured, text: result.file.text }
+    return output
+  })
+
+const handlers = {
+  list_skills: listSkills,
+  get_skill: getSkill,
+  read_skill_file: readSkillFile,
+} as const
+
+const isToolName = (name: string): name is keyof typeof handlers => Object.hasOwn(handlers, name)
+
+/** What the audit log names as the skill and path of a call (only well-formed strings). */
+const auditFields = (input: unknown) => {
+  const fields: { skill?: string; path?: string } = {}
+  if (typeof input === "object" && input !== null) {
+    if ("id" in input && typeof input.id === "string") fields.skill = input.id.slice(0, 200)
+    if ("path" in input && typeof input.path === "string") fields.path = input.path.slice(0, 500)
+  }
+  return fields
+}
+
+/** Runs one tool call, audited. An unknown tool is an isError result naming the tools. */
+export const callTool = (
+  name: string,
+  input: unknown,
+): Effect.Effect<ToolOutput, SkillError, Catalog | SkillFiles | AuditLog> =>
+  Effect.gen(function* () {
+    const audit = yield* AuditLog
+    const started = performance.now()
+    const effect: Effect.Effect<ToolOutput, SkillError, Catalog | SkillFiles> = isToolName(name)
+      ? handlers[name](input)
+      : Effect.fail(
+          new InvalidArgument({
+            argument: "name",
+            reason: `no tool '${name.slice(0, 100)}'; the tools are ${Object.keys(handlers).join(", ")}`,
+          }),
+        )
+    return yield* effect.pipe(
+      Effect.onExit((exit) =>
+        audit.record({
+          tool: name.slice(0, 100),
+          ...auditFields(input),
+          outcome: outcomeOf(exit),
+          durationMs: Math.round((performance.now() - started) * 100) / 100,
+        }),
+      ),
+    )
+  })

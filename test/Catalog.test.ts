@@ -1,0 +1,203 @@
+import * as fs from "node:fs/promises"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Fiber, Stream } from "effect"
+import { Catalog, closestIds, decodeCursor, editDistance, encodeCursor } from "../src/Catalog.js"
+import { servicesFor } from "./support/layers.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+/** Runs `body` against a Catalog over the given roots. */
+const withCatalog = <A, E>(
+  roots: ReadonlyArray<string>,
+  body: (catalog: Catalog) => Effect.Effect<A, E>,
+  overrides: Parameters<typeof servicesFor>[1] = {},
+) => Effect.flatMap(Catalog, body).pipe(Effect.provide(servicesFor(roots, overrides)))
+
+describe("Catalog", () => {
+  it.scoped("serves valid skills, skips malformed ones with a reason, first root wins on duplicate ids", () =>
+    Effect.gen(function* () {
+      const first = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "First PDF"),
+        "broken/SKILL.md": "---\nname: broken\n",
+        "human/SKILL.md": skillMd("Human Name", "A human-readable name"),
+      })
+      const second = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "Second PDF"),
+        "csv/SKILL.md": skillMd("csv", "C"),
+      })
+      yield* withCatalog([first, second], (catalog) =>
+        Effect.gen(function* () {
+          const snapshot = yield* catalog.snapshot
+          expect(snapshot.skills.map((skill) => skill.id)).toEqual(["human", "pdf", "csv"])
+          expect(snapshot.byId.get("pdf")?.description).toBe("First PDF")
+          expect(snapshot.shadowed).toEqual([
+            { id: "pdf", file: `${second}/pdf/SKILL.md`, shadowedBy: `${first}/pdf/SKILL.md` },
+          ])
+          expect(snapshot.skipped.map((skip) => [skip.id, skip.reason])).toEqual([
+            ["broken", "the frontmatter is not closed: add a line with only '---' after the last field"],
+          ])
+          expect(snapshot.byId.get("human")?.diagnostics.map((d) => d.rule)).toEqual([
+            "name-format",
+            "name-matches-folder",
+          ])
+        }),
+      )
+    }),
+  )
+
+  it.scoped("looks up by id, then name, then ignoring case; suggests close ids", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "pdf-tools/SKILL.md": skillMd("pdf-tools", "d"),
+        "notes/SKILL.md": skillMd("Release Notes", "d"),
+      })
+      yield* withCatalog([root], (catalog) =>
+        Effect.gen(function* () {
+          expect((yield* catalog.get("pdf-tools")).id).toBe("pdf-tools")
+          expect((yield* catalog.get("Release Notes")).id).toBe("notes")
+          expect((yield* catalog.get("PDF-Tools")).id).toBe("pdf-tools")
+          expect((yield* catalog.get("release notes")).id).toBe("notes")
+          const missing = yield* Effect.flip(catalog.get("pdf-tool"))
+          expect(missing._tag).toBe("SkillNotFound")
+          expect(missing.suggestions).toEqual(["pdf-tools"])
+          expect(missing.message).toContain("Skill 'pdf-tool' not found")
+          expect(missing.message).toContain("list_skills")
+        }),
+      )
+    }),
+  )
+
+  it.scoped("filters by every word of a query and pages with cursors", () =>
+    Effect.gen(function* () {
+      const tree: Record<string, string> = {}
+      for (let i = 0; i < 25; i++)
+        tree[`s${String(i).padStart(2, "0")}/SKILL.md`] = skillMd(`s${i}`, `Skill number ${i}`)
+      tree["pdf/SKILL.md"] = skillMd("pdf", "Extract TEXT from PDF files")
+      const root = yield* tempTree(tree)
+      yield* withCatalog(
+        [root],
+        (catalog) =>
+          Effect.gen(function* () {
+            const found = yield* catalog.list({ query: "text pdf" })
+            expect(found.skills.map((skill) => skill.id)).toEqual(["pdf"])
+            expect((yield* catalog.list({ query: "nothing matches" })).total).toBe(0)
+            const first = yield* catalog.list({})
+            expect(first.skills).toHaveLength(10)
+            expect(first.total).toBe(26)
+            const ids = first.skills.map((skill) => skill.id)
+            let cursor = first.nextCursor
+            while (cursor !== undefined) {
+              const page = yield* catalog.list({ cursor })
+              ids.push(...page.skills.map((skill) => skill.id))
+              cursor = page.nextCursor
+            }
+            expect(new Set(ids).size).toBe(26)
+            expect((yield* catalog.list({ limit: 500 })).skills).toHaveLength(10)
+            const bad = yield* Effect.flip(catalog.list({ cursor: "garbage" }))
+            expect(bad._tag).toBe("InvalidArgument")
+          }),
+        { pageSize: 10 },
+      )
+    }),
+  )
+
+  it.scoped("picks up added, edited and removed skills on the next call, re-parsing only what changed", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "a/SKILL.md": skillMd("a", "A"), "b/SKILL.md": skillMd("b", "B") })
+      yield* withCatalog([root], (catalog) =>
+        Effect.gen(function* () {
+          const before = yield* catalog.snapshot
+          yield* Effect.promise(() => fs.writeFile(`${root}/b/SKILL.md`, skillMd("b", "B, edited")))
+          yield* Effect.promise(() => fs.mkdir(`${root}/c`))
+          yield* Effect.promise(() => fs.writeFile(`${root}/c/SKILL.md`, skillMd("c", "C")))
+          const after = yield* catalog.snapshot
+          expect(after.skills.map((skill) => [skill.id, skill.description])).toEqual([
+            ["a", "A"],
+            ["b", "B, edited"],
+            ["c", "C"],
+          ])
+          // Unchanged skills are the very same objects: nothing was re-read for them.
+          expect(after.byId.get("a")).toBe(before.byId.get("a"))
+          expect(after.version).toBe(before.version + 1)
+          yield* Effect.promise(() => fs.rm(`${root}/a`, { recursive: true }))
+          const removed = yield* catalog.snapshot
+          expect(removed.skills.map((skill) => skill.id)).toEqual(["b", "c"])
+        }),
+      )
+    }),
+  )
+
+  it.scoped("publishes each change once on `changes`", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "a/SKILL.md": skillMd("a", "A") })
+      yield* withCatalog([root], (catalog) =>
+        Effect.gen(function* () {
+          const collected = yield* catalog.changes.pipe(Stream.take(1), Stream.runCollect, Effect.fork)
+          yield* Effect.yieldNow()
+          yield* Effect.promise(() => fs.mkdir(`${root}/b`))
+          yield* Effect.promise(() => fs.writeFile(`${root}/b/SKILL.md`, skillMd("b", "B")))
+          yield* catalog.refresh
+          const [change] = yield* Fiber.join(collected)
+          expect(change).toMatchObject({ added: ["b"], removed: [], changed: [] })
+        }),
+      )
+    }),
+  )
+
+  it.scoped("throttles the disk check to the refresh interval", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "a/SKILL.md": skillMd("a", "A") })
+      yield* withCatalog(
+        [root],
+        (catalog) =>
+          Effect.gen(function* () {
+            yield* Effect.promise(() => fs.writeFile(`${root}/a/SKILL.md`, skillMd("a", "A2")))
+            // Within the interval the index is not re-checked...
+            expect((yield* catalog.snapshot).byId.get("a")?.description).toBe("A")
+            // ...and an explicit refresh sees the edit.
+            yield* catalog.refresh
+            expect((yield* catalog.snapshot).byId.get("a")?.description).toBe("A2")
+          }),
+        { refreshIntervalMs: 60_000 },
+      )
+    }),
+  )
+
+  it.scoped("stops indexing at maxSkills", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "a/SKILL.md": skillMd("a", "A"),
+        "b/SKILL.md": skillMd("b", "B"),
+        "c/SKILL.md": skillMd("c", "C"),
+      })
+      yield* withCatalog(
+        [root],
+        (catalog) => Effect.map(catalog.snapshot, (s) => expect(s.skills).toHaveLength(2)),
+        {
+          maxSkills: 2,
+        },
+      )
+    }),
+  )
+})
+
+describe("Catalog helpers", () => {
+  it("computes edit distances", () => {
+    expect(editDistance("kitten", "sitting")).toBe(3)
+    expect(editDistance("", "abc")).toBe(3)
+  })
+
+  it("round-trips cursors and refuses foreign ones", () => {
+    expect(decodeCursor(encodeCursor(42))).toEqual(Either.right(42))
+    expect(Either.isLeft(decodeCursor("bm9wZQ"))).toBe(true)
+  })
+
+  it("suggests nothing for an unrelated query", () => {
+    const skills = [{ id: "pdf" }, { id: "docx" }] as const
+    expect(
+      closestIds(
+        skills.map((s) => ({ ...s }) as never),
+        "zzzzzzzzzz",
+      ),
+    ).toEqual([])
+  })
+})

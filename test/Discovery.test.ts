@@ -1,0 +1,81 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { discoverRoot } from "../src/Discovery.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+const discover = (root: string, maxDepth = 4) =>
+  Effect.map(discoverRoot({ path: root, explicit: true }, 0, maxDepth), (result) => ({
+    found: result.candidates.map((candidate) => `${candidate.id}@${candidate.segments.join("/")}`),
+    notices: result.notices,
+  }))
+
+describe("Discovery", () => {
+  it.scoped("finds skills directly in the root, in nested groups, in skills/ and .claude/skills/", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "d"),
+        "pdf/references/nested/SKILL.md": skillMd("not-a-skill", "inside a skill: ignored"),
+        "acme/billing/refunds/SKILL.md": skillMd("refunds", "d"),
+        "skills/docx/SKILL.md": skillMd("docx", "d"),
+        ".claude/skills/xlsx/SKILL.md": skillMd("xlsx", "d"),
+        ".agents/skills/pptx/SKILL.md": skillMd("pptx", "d"),
+      })
+      const { found } = yield* discover(root)
+      expect(found.sort()).toEqual([
+        "docx@docx",
+        "pdf@pdf",
+        "pptx@pptx",
+        "refunds@acme/billing/refunds",
+        "xlsx@xlsx",
+      ])
+    }),
+  )
+
+  it.scoped("skips node_modules, .git and other dot-folders", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "node_modules/pkg/SKILL.md": skillMd("pkg", "d"),
+        ".git/x/SKILL.md": skillMd("x", "d"),
+        ".hidden/y/SKILL.md": skillMd("y", "d"),
+        "group/.cache/z/SKILL.md": skillMd("z", "d"),
+        "ok/SKILL.md": skillMd("ok", "d"),
+      })
+      expect((yield* discover(root)).found).toEqual(["ok@ok"])
+    }),
+  )
+
+  it.scoped("bounds the depth", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "a/b/c/d/SKILL.md": skillMd("d", "d"),
+        "a/b/c/d/e/SKILL.md": skillMd("e", "d"),
+      })
+      expect((yield* discover(root, 4)).found).toEqual(["d@a/b/c/d"])
+      expect((yield* discover(root, 3)).found).toEqual([])
+    }),
+  )
+
+  it.scoped("treats a root that is itself a skill as one skill", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "solo/SKILL.md": skillMd("solo", "d") })
+      expect((yield* discover(`${root}/solo`)).found).toEqual(["solo@solo"])
+    }),
+  )
+
+  it.scoped("follows links inside the root, never out of it, and ends link loops", () =>
+    Effect.gen(function* () {
+      const outside = yield* tempTree({ "evil/SKILL.md": skillMd("evil", "d"), "secret.md": "s" })
+      const root = yield* tempTree({
+        "real/pdf/SKILL.md": skillMd("pdf", "d"),
+        alias: { symlink: "real" },
+        out: { symlink: `${outside}/evil` },
+        "loop/self": { symlink: ".." },
+        "leaky/SKILL.md": { symlink: `${outside}/evil/SKILL.md` },
+      })
+      const { found, notices } = yield* discover(root)
+      // real/pdf is reached twice (directly and through `alias`) and kept at its direct path.
+      expect(found).toEqual(["pdf@real/pdf"])
+      expect(notices.map((notice) => notice.path).sort()).toEqual([`${root}/leaky/SKILL.md`, `${root}/out`])
+    }),
+  )
+})

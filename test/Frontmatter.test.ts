@@ -1,0 +1,182 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import { Frontmatter, parseSkillText, splitFrontmatter } from "../src/Frontmatter.js"
+import { Settings } from "../src/Settings.js"
+import { tempTree } from "./support/tree.js"
+
+const parse = (text: string) => parseSkillText("/skills/x/SKILL.md", text)
+
+const failure = (text: string) => {
+  const result = parse(text)
+  if (Either.isRight(result)) throw new Error("expected a failure")
+  return result.left
+}
+
+describe("splitFrontmatter", () => {
+  it("splits frontmatter and body", () => {
+    const split = splitFrontmatter("---\nname: a\n---\n# Body\n")
+    expect(split).toEqual({
+      _tag: "Split",
+      value: { yaml: "name: a\n", startLine: 1, endLine: 3, body: "# Body\n" },
+    })
+  })
+
+  it("tolerates a BOM, CRLF line ends and blank lines before the opening ---", () => {
+    const split = splitFrontmatter("\uFEFF\r\n  \r\n---\r\nname: a\r\n---\r\nbody\r\n")
+    expect(split._tag).toBe("Split")
+    if (split._tag !== "Split") return
+    expect(split.value.startLine).toBe(3)
+    expect(split.value.endLine).toBe(5)
+    expect(split.value.body).toBe("body\r\n")
+  })
+
+  it("does not end the frontmatter at a --- inside a value", () => {
+    const text = "---\nname: a\ndescription: before --- after\nnote: |\n  ---x\n---\nbody"
+    const split = splitFrontmatter(text)
+    expect(split._tag === "Split" && split.value.body).toBe("body")
+  })
+
+  it("reports a missing closing --- and a missing frontmatter", () => {
+    expect(splitFrontmatter("---\nname: a\n")).toEqual({ _tag: "NotClosed", startLine: 1 })
+    expect(splitFrontmatter("# Title\n---\nname: a\n---\n")).toEqual({ _tag: "NoFrontmatter" })
+    expect(splitFrontmatter("")).toEqual({ _tag: "NoFrontmatter" })
+  })
+})
+
+describe("parseSkillText", () => {
+  it("decodes the specification's fields and keeps every field verbatim", () => {
+    const result = parse(
+      [
+        "---",
+        "name: pdf",
+        "description: Work with PDFs",
+        "license: MIT",
+        "compatibility: Python 3",
+        "metadata:",
+        "  author: me",
+        '  version: "1.0"',
+        "allowed-tools: Bash Read",
+        "requires: [python, pypdf]",
+        "---",
+        "body",
+      ].join("\n"),
+    )
+    expect(Either.isRight(result)).toBe(true)
+    if (Either.isLeft(result)) return
+    expect(result.right.fields).toEqual({
+      name: "pdf",
+      description: "Work with PDFs",
+      license: "MIT",
+      compatibility: "Python 3",
+      metadata: { author: "me", version: "1.0" },
+      allowedTools: "Bash Read",
+      extra: { requires: ["python", "pypdf"] },
+    })
+    expect(result.right.raw["allowed-tools"]).toBe("Bash Read")
+    expect(result.right.body).toBe("body")
+  })
+
+  it("leaves out known fields of the wrong type (Validation reports them)", () => {
+    const result = parse("---\nname: a\ndescription: b\nmetadata:\n  version: 1\nlicense: [MIT]\n---\n")
+    expect(Either.isRight(result) && result.right.fields).toEqual({ name: "a", description: "b", extra: {} })
+    expect(Either.isRight(result) && result.right.raw.metadata).toEqual({ version: 1 })
+  })
+
+  it("uses YAML 1.2 core: yes/no and dates stay strings, flow lists are lists", () => {
+    const result = parse("---\nname: a\ndescription: b\nflag: yes\nwhen: 2024-01-01\ntags: [x, y]\n---\n")
+    expect(Either.isRight(result) && result.right.raw).toEqual({
+      name: "a",
+      description: "b",
+      flag: "yes",
+      when: "2024-01-01",
+      tags: ["x", "y"],
+    })
+  })
+
+  it.each([
+    ["missing name", "---\ndescription: b\n---\n", "missing required field 'name'"],
+    ["missing description", "---\nname: a\n---\n", "missing required field 'description'"],
+    ["non-string name", "---\nname: 12\ndescription: b\n---\n", "'name' must be a string"],
+    ["empty description", "---\nname: a\ndescription: '  '\n---\n", "'description' is empty"],
+    ["empty frontmatter", "---\n---\nbody", "the frontmatter is empty"],
+    ["a list, not a mapping", "---\n- a\n- b\n---\n", "must be a YAML mapping"],
+    ["no frontmatter", "# Title\n", "no frontmatter"],
+    ["not closed", "---\nname: a\ndescription: b\n", "not closed"],
+    ["custom tag", "---\nname: a\ndescription: !!js/function 'f()'\n---\n", "YAML tags are not allowed"],
+    ["binary tag", "---\nname: a\ndescription: b\nlogo: !!binary aGk=\n---\n", "YAML tags are not allowed"],
+    ["duplicate keys", "---\nname: a\nname: b\ndescription: c\n---\n", "YAML error"],
+  ])("fails on %s", (_label, text, reason) => {
+    const error = failure(text)
+    expect(error._tag).toBe("MalformedFrontmatter")
+    expect(error.reason).toContain(reason)
+  })
+
+  it("gives the file line of a YAML error", () => {
+    const error = failure("\n---\nname: a\ndescription: [never closed\n---\n")
+    expect(error.reason).toContain("YAML error")
+    expect(error.line).toBeGreaterThanOrEqual(4)
+    expect(error.message).toContain("/skills/x/SKILL.md:")
+  })
+
+  it("stops an alias bomb (billion laughs) quickly", () => {
+    const bomb = [
+      "---",
+      "a: &a [x, x, x, x, x, x, x, x, x]",
+      "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]",
+      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]",
+      "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]",
+      "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]",
+      "name: [*e, *e, *e, *e, *e, *e, *e, *e, *e]",
+      "description: boom",
+      "---",
+    ].join("\n")
+    const error = failure(bomb)
+    expect(error.reason).toMatch(/alias|resource/i)
+  })
+})
+
+layer(Frontmatter.Default.pipe(Layer.provide(Settings.make({ maxFileBytes: 64 * 1024 }))))(
+  "Frontmatter.read",
+  (it) => {
+    it.scoped("reads only the head of a large SKILL.md", () =>
+      Effect.gen(function* () {
+        const body = "x".repeat(200_000)
+        const root = yield* tempTree({ "a/SKILL.md": `---\nname: a\ndescription: b\n---\n${body}` })
+        const parsed = yield* Frontmatter.pipe(Effect.flatMap((fm) => fm.read(`${root}/a/SKILL.md`)))
+        expect(parsed.fields.name).toBe("a")
+        expect(parsed.body.length).toBeLessThan(32 * 1024)
+      }),
+    )
+
+    it.scoped("reads a frontmatter that spans several chunks", () =>
+      Effect.gen(function* () {
+        const long = "word ".repeat(8_000)
+        const root = yield* tempTree({
+          "a/SKILL.md": `---\nname: a\ndescription: b\nnotes: ${long}\n---\nbody`,
+        })
+        const parsed = yield* Frontmatter.pipe(Effect.flatMap((fm) => fm.read(`${root}/a/SKILL.md`)))
+        expect(String(parsed.raw.notes).length).toBeGreaterThan(39_000)
+      }),
+    )
+
+    it.scoped("refuses a frontmatter that never closes within the cap", () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({ "a/SKILL.md": `---\nname: a\ndescription: ${"b".repeat(100_000)}\n` })
+        const error = yield* Frontmatter.pipe(
+          Effect.flatMap((fm) => Effect.flip(fm.read(`${root}/a/SKILL.md`))),
+        )
+        expect(error.reason).toContain("not closed within the first 65536 bytes")
+      }),
+    )
+
+    it.scoped("reports an unreadable file without failing the caller's fiber", () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({})
+        const error = yield* Frontmatter.pipe(
+          Effect.flatMap((fm) => Effect.flip(fm.read(`${root}/missing/SKILL.md`))),
+        )
+        expect(error.reason).toContain("no such file")
+      }),
+    )
+  },
+)

@@ -1,0 +1,89 @@
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect } from "effect"
+import { expandPath, resolveSettings, splitSkillsDir } from "../src/Settings.js"
+import { tempTree } from "./support/tree.js"
+
+const withEnv = (env: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+describe("Settings", () => {
+  it("expands ~ and resolves relative paths against the working directory", () => {
+    expect(expandPath("~", "/work", "/home/u")).toBe("/home/u")
+    expect(expandPath("~/skills", "/work", "/home/u")).toBe("/home/u/skills")
+    expect(expandPath("skills", "/work", "/home/u")).toBe("/work/skills")
+    expect(expandPath("/abs", "/work", "/home/u")).toBe("/abs")
+  })
+
+  it("splits SKILLS_DIR on commas and the path delimiter", () => {
+    expect(splitSkillsDir("a, b:c,,")).toEqual(["a", "b", "c"])
+  })
+
+  it.scoped("takes command-line folders over SKILLS_DIR, in order, absolute", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "one/.keep": "", "two/.keep": "", "env/.keep": "" })
+      const settings = yield* resolveSettings({ skillsDirs: ["two", `${root}/one`], cwd: root }).pipe(
+        withEnv({ SKILLS_DIR: `${root}/env`, HOME: root }),
+      )
+      expect(settings.roots).toEqual([
+        { path: path.join(root, "two"), explicit: true },
+        { path: path.join(root, "one"), explicit: true },
+      ])
+    }),
+  )
+
+  it.scoped("uses SKILLS_DIR when no folder is given on the command line", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "env/.keep": "", "home/skills/.keep": "" })
+      const settings = yield* resolveSettings({ cwd: root }).pipe(
+        withEnv({ SKILLS_DIR: "env,~/skills", HOME: `${root}/home` }),
+      )
+      expect(settings.roots.map((r) => r.path)).toEqual([
+        path.join(root, "env"),
+        path.join(root, "home/skills"),
+      ])
+    }),
+  )
+
+  it.scoped("fails clearly when an explicit folder does not exist", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({})
+      const error = yield* Effect.flip(
+        resolveSettings({ skillsDirs: ["missing"], cwd: root }).pipe(withEnv({ HOME: root })),
+      )
+      expect(error._tag).toBe("UsageError")
+      expect(error.message).toContain("'missing'")
+      expect(error.message).toContain(path.join(root, "missing"))
+    }),
+  )
+
+  it.scoped("falls back to the conventional folders that exist, silently skipping the rest", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "project/.claude/skills/.keep": "", "home/.agents/skills/.keep": "" })
+      const settings = yield* resolveSettings({ cwd: `${root}/project` }).pipe(
+        withEnv({ HOME: `${root}/home` }),
+      )
+      expect(settings.roots).toEqual([
+        { path: path.join(root, "project/.claude/skills"), explicit: false },
+        { path: path.join(root, "home/.agents/skills"), explicit: false },
+      ])
+    }),
+  )
+
+  it.scoped("reads limits from flags over env over defaults, and rejects bad numbers", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({})
+      const env = withEnv({ HOME: root, SKILLS_MCP_MAX_FILE_BYTES: "2048", SKILLS_MCP_MAX_DEPTH: "2" })
+      const settings = yield* resolveSettings({ cwd: root, maxDepth: "7" }).pipe(env)
+      expect(settings.maxFileBytes).toBe(2048)
+      expect(settings.maxDepth).toBe(7)
+      expect(settings.pageSize).toBe(100)
+      const bad = yield* Effect.flip(resolveSettings({ cwd: root, maxFileBytes: "lots" }).pipe(env))
+      expect(bad.message).toContain("--max-file-bytes")
+      const badEnv = yield* Effect.flip(
+        resolveSettings({ cwd: root }).pipe(withEnv({ HOME: root, SKILLS_MCP_PAGE_SIZE: "0" })),
+      )
+      expect(badEnv.message).toContain("SKILLS_MCP_PAGE_SIZE")
+    }),
+  )
+})

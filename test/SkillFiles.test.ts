@@ -1,0 +1,156 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import { Settings } from "../src/Settings.js"
+import { checkRelativePath, isBinary, mimeTypeOf, SkillFiles } from "../src/SkillFiles.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+const SkillFilesTest = SkillFiles.Default.pipe(Layer.provide(Settings.make({ maxFileBytes: 1024 })))
+
+/** A skill `pdf` inside `root/skills`, with a secret next to the skills folder. */
+const fixture = () =>
+  tempTree({
+    "skills/pdf/SKILL.md": skillMd("pdf", "PDF", "# PDF\nSee references/guide.md\n"),
+    "skills/pdf/references/guide.md": "guide",
+    "skills/pdf/references/deep/more.md": "more",
+    "skills/pdf/assets/logo.png": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1]),
+    "skills/pdf/big.txt": "x".repeat(2048),
+    "skills/pdf/inner-link.md": { symlink: "references/guide.md" },
+    "skills/pdf/escape-file.md": { symlink: "../../secret.txt" },
+    "skills/pdf/escape-dir": { symlink: "../../elsewhere" },
+    "skills/pdf/dangling.md": { symlink: "../../nowhere.txt" },
+    "skills/pdf-sibling/secret.md": "sibling secret",
+    "skills/other/SKILL.md": skillMd("other", "O"),
+    "elsewhere/dir/.keep": "",
+    "elsewhere/secret": "outside secret",
+    "secret.txt": "outside secret",
+  })
+
+layer(SkillFilesTest)("SkillFiles", (it) => {
+  it.scoped("reads text files inside the skill, through links that stay inside", () =>
+    Effect.gen(function* () {
+      const root = yield* fixture()
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/skills/pdf` }
+      expect((yield* files.readText(skill, "references/guide.md")).text).toBe("guide")
+      expect((yield* files.readText(skill, "./references//guide.md")).text).toBe("guide")
+      expect((yield* files.readText(skill, "inner-link.md")).text).toBe("guide")
+      const loaded = yield* files.loadSkill(skill)
+      expect(loaded.body).toBe("# PDF\nSee references/guide.md\n")
+    }),
+  )
+
+  it.scoped.each<readonly [string, string]>([
+    ["a parent segment", "../pdf-sibling/secret.md"],
+    ["a parent segment in the middle", "references/../../other/SKILL.md"],
+    ["backslashes", "..\\..\\secret.txt"],
+    ["mixed separators", "references\\..\\../other/SKILL.md"],
+    ["percent-encoding", "%2e%2e/other/SKILL.md"],
+    ["an absolute path", "/etc/passwd"],
+    ["a Windows drive", "C:\\Windows\\win.ini"],
+    ["a NUL byte", "references/guide.md\0.png"],
+    ["an encoded NUL byte", "references/guide.md%00"],
+    ["a link to a file outside", "escape-file.md"],
+    ["a link to a folder outside", "escape-dir/secret"],
+    ["a path through a link to a folder outside", "escape-dir/dir"],
+    ["a dangling link", "dangling.md"],
+    ["a missing file behind an outside link", "escape-dir/does-not-exist"],
+  ])("refuses %s", ([_label, requested]) =>
+    Effect.gen(function* () {
+      const root = yield* fixture()
+      const files = yield* SkillFiles
+      const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/skills/pdf` }, requested))
+      expect(error._tag).toBe("PathEscape")
+      expect(error.message).not.toContain("secret")
+    }),
+  )
+
+  it.scoped("refuses a chain that collapses '..' before following a link (x -> hop/../secret)", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "d"),
+        "pdf/hop": { symlink: "../elsewhere/dir" },
+        "pdf/x.md": { symlink: "hop/../secret" },
+        "elsewhere/dir/.keep": "",
+        "elsewhere/secret": "s",
+        "pdf/secret": "decoy inside the skill",
+      })
+      const files = yield* SkillFiles
+      const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/pdf` }, "x.md"))
+      expect(error._tag).toBe("PathEscape")
+    }),
+  )
+
+  it.scoped("says a missing file inside the skill is missing", () =>
+    Effect.gen(function* () {
+      const root = yield* fixture()
+      const files = yield* SkillFiles
+      const error = yield* Effect.flip(
+        files.readText({ id: "pdf", dir: `${root}/skills/pdf` }, "references/nope.md"),
+      )
+      expect(error._tag).toBe("FileNotFound")
+      expect(error.message).toContain("references/nope.md")
+    }),
+  )
+
+  it.scoped("refuses files over the size limit and binary files, with size and type", () =>
+    Effect.gen(function* () {
+      const root = yield* fixture()
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/skills/pdf` }
+      const big = yield* Effect.flip(files.readText(skill, "big.txt"))
+      expect(big._tag).toBe("FileTooLarge")
+      expect(big.message).toContain("2048 bytes")
+      expect(big.message).toContain("1024-byte limit")
+      const binary = yield* Effect.flip(files.readText(skill, "assets/logo.png"))
+      expect(binary._tag).toBe("BinaryFile")
+      expect(binary.message).toContain("image/png")
+      expect(binary.message).toContain("8 bytes")
+    }),
+  )
+
+  it.scoped("lists a skill recursively, never listing links that leave it", () =>
+    Effect.gen(function* () {
+      const root = yield* fixture()
+      const files = yield* SkillFiles
+      const listing = yield* files.list({ id: "pdf", dir: `${root}/skills/pdf` }, "")
+      expect(listing.entries.map((entry) => entry.path)).toEqual([
+        "SKILL.md",
+        "assets",
+        "assets/logo.png",
+        "big.txt",
+        "inner-link.md",
+        "references",
+        "references/deep",
+        "references/deep/more.md",
+        "references/guide.md",
+      ])
+      const sub = yield* files.read({ id: "pdf", dir: `${root}/skills/pdf` }, "references")
+      expect(sub._tag === "Listing" && sub.listing.entries.map((entry) => entry.path)).toEqual([
+        "references/deep",
+        "references/deep/more.md",
+        "references/guide.md",
+      ])
+    }),
+  )
+})
+
+describe("SkillFiles helpers", () => {
+  it("keeps the segments of a clean relative path", () => {
+    expect(checkRelativePath("s", "a/./b//c.md")).toEqual(Either.right(["a", "b", "c.md"]))
+    expect(checkRelativePath("s", "")).toEqual(Either.right([]))
+  })
+
+  it("refuses overlong names as invalid arguments", () => {
+    const result = checkRelativePath("s", `${"n".repeat(300)}.md`)
+    expect(Either.isLeft(result) && result.left._tag).toBe("InvalidArgument")
+  })
+
+  it("detects binary content and names types", () => {
+    expect(isBinary(Buffer.from("plain text ✓"))).toBe(false)
+    expect(isBinary(Buffer.from([0x61, 0x00, 0x62]))).toBe(true)
+    expect(isBinary(Buffer.from([0xff, 0xfe, 0xfd]))).toBe(true)
+    expect(mimeTypeOf("SKILL.md")).toBe("text/markdown")
+    expect(mimeTypeOf("a/b.py")).toBe("text/x-python")
+    expect(mimeTypeOf("x.unknownext")).toBe("application/octet-stream")
+  })
+})
