@@ -1,1 +1,57 @@
-export const x = 1
+/**
+ * skills-mcp as a library: the Effect services and their layers, the typed errors, the
+ * MCP server, and the texts models read. `servicesLayer(Settings.make({ roots }))` gives a
+ * working Catalog and SkillFiles; `serve({ input, output })` runs the MCP server on any
+ * pair of streams.
+ */
+export { AuditLog, type AuditLogShape, type AuditRecord, formatAuditLine } from "./AuditLog.js"
+export {
+  Catalog,
+  type CatalogChange,
+  findSkill,
+  type ListOptions,
+  type ListPage,
+  type ShadowedSkill,
+  type Skill,
+  type SkippedSkill,
+  type Snapshot,
+} from "./Catalog.js"
+export {
+  type Candidate,
+  Discovery,
+  type DiscoveryNotice,
+  type DiscoveryResult,
+  SKILL_FILE,
+} from "./Discovery.js"
+export * from "./Errors.js"
+export {
+  Frontmatter,
+  type ParsedFrontmatter,
+  parseSkillText,
+  type SkillFrontmatter,
+  splitFrontmatter,
+} from "./Frontmatter.js"
+export { type CatalogEntry, renderAvailableSkills, usageGuide } from "./instructions.js"
+export { appLayer, servicesLayer } from "./Live.js"
+export { StderrJsonLogging, StderrTextLogging } from "./Logging.js"
+export { makeServer, SERVER_NAME, serve } from "./mcp/Server.js"
+export { LineTransport } from "./mcp/Transport.js"
+export { type Fingerprint, isInside } from "./Paths.js"
+export {
+  defaults,
+  type Root,
+  resolveSettings,
+  Settings,
+  type SettingsInput,
+  type SettingsShape,
+} from "./Settings.js"
+export { type Listing, type ListingEntry, SkillFiles, type SkillRef, type TextFile } from "./SkillFiles.js"
+export {
+  checkSkill,
+  type Diagnostic,
+  isValidName,
+  nameProblems,
+  type Severity,
+  Validation,
+} from "./Validation.js"
+export { VERSION } from "./version.js"

@@ -1,0 +1,52 @@
+import * as fs from "node:fs"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { helpText, OPTIONS, parseCommandLine } from "../src/Cli.js"
+import { environmentVariables } from "../src/Settings.js"
+import { VERSION } from "../src/version.js"
+
+describe("parseCommandLine", () => {
+  it.effect("serves by default, with folders from flags and positionals in order", () =>
+    Effect.gen(function* () {
+      const line = yield* parseCommandLine(["-d", "a", "--skills-dir", "b", "c", "--max-file-bytes", "10"])
+      expect(line.command).toBe("serve")
+      expect(line.settings).toEqual({ skillsDirs: ["a", "b", "c"], maxFileBytes: "10" })
+    }),
+  )
+
+  it.effect("recognises commands and their options", () =>
+    Effect.gen(function* () {
+      expect((yield* parseCommandLine(["instructions", "--no-xml"])).xml).toBe(false)
+      expect((yield* parseCommandLine(["serve", "x"])).settings.skillsDirs).toEqual(["x"])
+      expect((yield* parseCommandLine(["--version"])).version).toBe(true)
+    }),
+  )
+
+  it.effect.each([
+    [["--bogus"], "Unknown option '--bogus'"],
+    [["instructions", "--skills-dir", "x"], "does not apply to 'instructions'"],
+    [["--no-xml"], "does not apply to 'serve'"],
+    [["instructions", "extra"], "takes no folders"],
+    [["--max-depth"], "argument missing"],
+  ] as const)("refuses %j", ([argv, message]) =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(parseCommandLine(argv))
+      expect(error._tag).toBe("UsageError")
+      expect(error.message).toContain(message)
+      expect(error.message).toContain("skills-mcp --help")
+    }),
+  )
+})
+
+describe("helpText", () => {
+  it("documents every option and every environment variable", () => {
+    const help = helpText()
+    for (const name of Object.keys(OPTIONS)) expect(help).toContain(`--${name}`)
+    for (const name of environmentVariables) expect(help).toContain(name)
+  })
+
+  it("has the package version", () => {
+    const pkg: unknown = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
+    expect(pkg).toMatchObject({ version: VERSION })
+  })
+})

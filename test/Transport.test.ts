@@ -1,0 +1,99 @@
+import { PassThrough } from "node:stream"
+import { describe, expect, it } from "@effect/vitest"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { LineTransport, peekRequestId } from "../src/mcp/Transport.js"
+
+const setup = (maxMessageBytes = 200) => {
+  const input = new PassThrough()
+  const output = new PassThrough()
+  const written: Array<unknown> = []
+  output.on("data", (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) if (line !== "") written.push(JSON.parse(line))
+  })
+  const received: Array<JSONRPCMessage> = []
+  let ended = 0
+  const transport = new LineTransport(input, output, { maxMessageBytes, onEnd: () => ended++ })
+  transport.onmessage = (message) => received.push(message)
+  return { input, output, written, received, transport, ended: () => ended }
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve))
+
+describe("LineTransport", () => {
+  it("delivers messages split across chunks and joined in one chunk", async () => {
+    const { input, received, transport } = setup()
+    await transport.start()
+    input.write('{"jsonrpc":"2.0","id":1,"meth')
+    input.write('od":"ping"}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\r\n')
+    await tick()
+    expect(received).toEqual([
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+    ])
+  })
+
+  it("answers invalid JSON with -32700 and a non-JSON-RPC object with -32600", async () => {
+    const { input, written, received, transport } = setup()
+    await transport.start()
+    input.write('not json\n{"id":7,"hello":"world"}\n')
+    await tick()
+    expect(received).toEqual([])
+    expect(written).toMatchObject([
+      { jsonrpc: "2.0", id: null, error: { code: -32700 } },
+      { jsonrpc: "2.0", id: 7, error: { code: -32600 } },
+    ])
+  })
+
+  it("discards an oversized message, answers it with its id, and keeps reading", async () => {
+    const { input, written, received, transport } = setup(200)
+    await transport.start()
+    input.write(`{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"x":"${"a".repeat(150)}`)
+    input.write(`${"a".repeat(500)}"}}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n`)
+    await tick()
+    expect(written).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: "big",
+        error: { code: -32600, message: expect.stringContaining("accepts at most 200 bytes") },
+      },
+    ])
+    expect(received).toEqual([{ jsonrpc: "2.0", id: 2, method: "ping" }])
+  })
+
+  it("reports the end of input once and knows the requests still unanswered", async () => {
+    const { input, transport, ended } = setup()
+    await transport.start()
+    input.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    input.end()
+    await tick()
+    expect(ended()).toBe(1)
+    expect(transport.pending).toBe(2)
+    let idle = false
+    const waiting = transport.whenIdle().then(() => {
+      idle = true
+    })
+    await transport.send({ jsonrpc: "2.0", id: 1, result: {} })
+    await tick()
+    expect(idle).toBe(false)
+    await transport.send({ jsonrpc: "2.0", id: 2, result: {} })
+    await waiting
+    expect(transport.pending).toBe(0)
+  })
+
+  it("forgets a cancelled request", async () => {
+    const { input, transport } = setup()
+    await transport.start()
+    input.write('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x"}}\n')
+    input.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}\n')
+    await tick()
+    expect(transport.pending).toBe(0)
+  })
+})
+
+describe("peekRequestId", () => {
+  it("finds the id before params, and only there", () => {
+    expect(peekRequestId('{"jsonrpc":"2.0","id":42,"method":"x","params":{')).toBe(42)
+    expect(peekRequestId('{"id":"a\\"b","params":')).toBe('a"b')
+    expect(peekRequestId('{"method":"x","params":{"id":1')).toBeNull()
+  })
+})

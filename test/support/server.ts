@@ -1,0 +1,118 @@
+/**
+ * End-to-end harness: copies fixtures/ to a temporary folder (tests edit skills on disk),
+ * spawns the built bin (dist/bin.cjs) under the MCP SDK's own Client over stdio, as an
+ * editor would, and keeps what the server wrote to stderr.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+
+export const PROJECT = fileURLToPath(new URL("../..", import.meta.url))
+export const BIN = path.join(PROJECT, "dist", "bin.cjs")
+export const CANARY = "CANARY-SECRET-5f1c9e2a"
+
+/** A private copy of fixtures/ (symbolic links kept as links). */
+export const copyFixtures = async (): Promise<string> => {
+  const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-e2e-")))
+  await fs.cp(path.join(PROJECT, "fixtures"), dir, { recursive: true, verbatimSymlinks: true })
+  await fs.mkdir(path.join(dir, "home"))
+  return dir
+}
+
+export interface RunningServer {
+  readonly client: Client
+  readonly transport: StdioClientTransport
+  /** Everything the server wrote to stderr so far. */
+  readonly stderr: () => string
+  /** Errors the client met reading stdout (a non-JSON-RPC line shows up here). */
+  readonly protocolErrors: Array<Error>
+  readonly close: () => Promise<void>
+}
+
+export const startServer = async (
+  args: ReadonlyArray<string>,
+  options: {
+    readonly cwd?: string
+    readonly env?: Record<string, string>
+    readonly clientName?: string
+  } = {},
+): Promise<RunningServer> => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, ...args],
+    stderr: "pipe",
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    env: { PATH: process.env.PATH ?? "", ...options.env },
+  })
+  let stderr = ""
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8")
+  })
+  const protocolErrors: Array<Error> = []
+  const client = new Client({ name: options.clientName ?? "skills-mcp-e2e", version: "1.0.0" })
+  client.onerror = (error) => protocolErrors.push(error)
+  await client.connect(transport)
+  return { client, transport, stderr: () => stderr, protocolErrors, close: () => client.close() }
+}
+
+export interface RawRun {
+  readonly stdout: string
+  readonly stderr: string
+  readonly code: number | null
+  readonly ms: number
+}
+
+/**
+ * Writes `lines` to the bin's stdin, closes it, and waits for the process to exit, like
+ * `printf '...' | skills-mcp`.
+ */
+export const runRaw = (
+  args: ReadonlyArray<string>,
+  lines: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+) =>
+  new Promise<RawRun>((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "", ...env } })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ stdout, stderr, code, ms: performance.now() - started }))
+    child.stdin.end(lines.map((line) => `${line}\n`).join(""))
+  })
+
+export const initializeLine = (id: number | string = 0, capabilities: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities, clientInfo: { name: "raw", version: "1" } },
+  })
+
+/** Every stdout line parsed; throws on a line that is not a JSON-RPC message. */
+export const jsonRpcLines = (stdout: string): Array<Record<string, unknown>> =>
+  stdout
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const parsed: unknown = JSON.parse(line)
+      if (
+        typeof parsed !== "object" ||
+        parsed === null ||
+        !("jsonrpc" in parsed) ||
+        parsed.jsonrpc !== "2.0"
+      ) {
+        throw new Error(`not a JSON-RPC line on stdout: ${line}`)
+      }
+      return parsed as Record<string, unknown>
+    })
