@@ -13,8 +13,9 @@ import { Frontmatter } from "./Frontmatter.js"
 import type { Fingerprint } from "./Paths.js"
 import { sameFingerprint } from "./Paths.js"
 import { Settings } from "./Settings.js"
+import { pathKey, skillMdUri, skillPathOf } from "./Uris.js"
 import type { Diagnostic } from "./Validation.js"
-import { checkSkill } from "./Validation.js"
+import { checkSkill, nameProblems } from "./Validation.js"
 
 export interface Skill {
   /** The folder name; the key in tool arguments. */
@@ -43,6 +44,13 @@ export interface SkippedSkill {
   readonly line?: number
 }
 
+/** A served skill left out of the Skills extension's listing (still reachable through the tools). */
+export interface UnpublishedSkill {
+  readonly id: string
+  readonly file: string
+  readonly reason: string
+}
+
 /** A skill hidden by an earlier one with the same id. */
 export interface ShadowedSkill {
   readonly id: string
@@ -56,8 +64,15 @@ export interface Snapshot {
   readonly skipped: ReadonlyArray<SkippedSkill>
   readonly shadowed: ReadonlyArray<ShadowedSkill>
   readonly notices: ReadonlyArray<DiscoveryNotice>
+  /** Folders to watch for changes: roots, groups and skill folders. */
+  readonly folders: ReadonlyArray<string>
   /** Increases whenever the served set or any served skill's metadata changes. */
   readonly version: number
+  /** Skills served over the Skills extension (a valid name, a URI of their own), in order. */
+  readonly published: ReadonlyArray<Skill>
+  readonly unpublished: ReadonlyArray<UnpublishedSkill>
+  /** Published skills by `<skill-path>` (decoded segments joined with `/`). */
+  readonly bySkillPath: ReadonlyMap<string, Skill>
   readonly byId: ReadonlyMap<string, Skill>
   readonly byName: ReadonlyMap<string, Skill>
   readonly byIdLower: ReadonlyMap<string, Skill>
@@ -101,18 +116,52 @@ const firstBy = <K>(skills: ReadonlyArray<Skill>, key: (skill: Skill) => K): Map
   return map
 }
 
+/** Which skills the Skills extension lists: valid names, one skill per URI (the first wins). */
+const publish = (skills: ReadonlyArray<Skill>) => {
+  const published: Array<Skill> = []
+  const unpublished: Array<UnpublishedSkill> = []
+  const bySkillPath = new Map<string, Skill>()
+  for (const skill of skills) {
+    const problems = nameProblems(skill.name)
+    if (problems.length > 0) {
+      unpublished.push({
+        id: skill.id,
+        file: skill.file,
+        reason: `its name '${skill.name}' breaks the Agent Skills naming rules (${problems.join("; ")})`,
+      })
+      continue
+    }
+    const key = pathKey(skillPathOf(skill))
+    const owner = bySkillPath.get(key)
+    if (owner !== undefined) {
+      unpublished.push({
+        id: skill.id,
+        file: skill.file,
+        reason: `${skillMdUri(skillPathOf(skill))} is already served by ${owner.file} (the first root wins)`,
+      })
+      continue
+    }
+    bySkillPath.set(key, skill)
+    published.push(skill)
+  }
+  return { published, unpublished, bySkillPath }
+}
+
 export const makeSnapshot = (input: {
   readonly skills: ReadonlyArray<Skill>
   readonly skipped?: ReadonlyArray<SkippedSkill>
   readonly shadowed?: ReadonlyArray<ShadowedSkill>
   readonly notices?: ReadonlyArray<DiscoveryNotice>
+  readonly folders?: ReadonlyArray<string>
   readonly version?: number
 }): Snapshot => ({
   skills: input.skills,
   skipped: input.skipped ?? [],
   shadowed: input.shadowed ?? [],
   notices: input.notices ?? [],
+  folders: input.folders ?? [],
   version: input.version ?? 0,
+  ...publish(input.skills),
   byId: firstBy(input.skills, (skill) => skill.id),
   byName: firstBy(input.skills, (skill) => skill.name),
   byIdLower: firstBy(input.skills, (skill) => skill.id.toLowerCase()),
@@ -260,7 +309,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
 
     /** Re-discovers, re-parses what changed, swaps the snapshot and publishes the change. */
     const rescan = Effect.gen(function* () {
-      const { candidates, notices } = yield* discovery.discover
+      const { candidates, notices, folders } = yield* discovery.discover
       const firstById = new Map<string, Candidate>()
       const shadowed: Array<ShadowedSkill> = []
       const kept: Array<Candidate> = []
@@ -303,46 +352,41 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       const change = describeChange(before, skills)
       const changedAny = change.added.length + change.removed.length + change.changed.length > 0
       const version = changedAny ? before.version + 1 : before.version
-      yield* Ref.set(state, makeSnapshot({ skills, skipped, shadowed, notices, version }))
-      yield* logNews(before, { skipped, shadowed, notices, overLimit })
+      const after = makeSnapshot({ skills, skipped, shadowed, notices, folders, version })
+      yield* Ref.set(state, after)
+      yield* logNews(before, after, overLimit)
       if (changedAny && published) yield* PubSub.publish(changes, { version, ...change })
       published = true
       return changedAny
     }).pipe(Effect.withSpan("Catalog.rescan"))
 
     /** Logs the problems that were not there before (each is logged once, not on every sweep). */
-    const logNews = (
-      before: Snapshot,
-      now: {
-        skipped: ReadonlyArray<SkippedSkill>
-        shadowed: ReadonlyArray<ShadowedSkill>
-        notices: ReadonlyArray<DiscoveryNotice>
-        overLimit: number
-      },
-    ) =>
+    const logNews = (before: Snapshot, now: Snapshot, overLimit: number) =>
       Effect.gen(function* () {
-        const oldSkips = new Set(before.skipped.map((skip) => `${skip.file}\n${skip.reason}`))
-        for (const skip of now.skipped) {
-          if (oldSkips.has(`${skip.file}\n${skip.reason}`)) continue
+        const fresh = <A>(old: ReadonlyArray<A>, current: ReadonlyArray<A>, key: (item: A) => string) => {
+          const seen = new Set(old.map(key))
+          return current.filter((item) => !seen.has(key(item)))
+        }
+        for (const skip of fresh(before.skipped, now.skipped, (s) => `${s.file}\n${s.reason}`)) {
           const at = skip.line === undefined ? skip.file : `${skip.file}:${skip.line}`
           yield* Effect.logWarning(`Skipped skill '${skip.id}' (${at}): ${skip.reason}`)
         }
-        const oldShadows = new Set(before.shadowed.map((shadow) => shadow.file))
-        for (const shadow of now.shadowed) {
-          if (oldShadows.has(shadow.file)) continue
+        for (const shadow of fresh(before.shadowed, now.shadowed, (s) => s.file)) {
           yield* Effect.logWarning(
             `Skill id '${shadow.id}' at ${shadow.file} is shadowed by ${shadow.shadowedBy} (the first root wins)`,
           )
         }
-        const oldNotices = new Set(before.notices.map((notice) => `${notice.path}\n${notice.reason}`))
-        for (const notice of now.notices) {
-          if (!oldNotices.has(`${notice.path}\n${notice.reason}`)) {
-            yield* Effect.logWarning(`${notice.path}: ${notice.reason}`)
-          }
+        for (const notice of fresh(before.notices, now.notices, (n) => `${n.path}\n${n.reason}`)) {
+          yield* Effect.logWarning(`${notice.path}: ${notice.reason}`)
         }
-        if (now.overLimit > 0) {
+        for (const left of fresh(before.unpublished, now.unpublished, (u) => `${u.file}\n${u.reason}`)) {
           yield* Effect.logWarning(
-            `${now.overLimit} skill(s) not indexed: the catalog holds at most ${settings.maxSkills} (raise with --max-skills).`,
+            `Skill '${left.id}' is not listed over the MCP Skills extension (still served by the tools): ${left.reason}`,
+          )
+        }
+        if (overLimit > 0) {
+          yield* Effect.logWarning(
+            `${overLimit} skill(s) not indexed: the catalog holds at most ${settings.maxSkills} (raise with --max-skills).`,
           )
         }
       })

@@ -79,7 +79,32 @@ export const OPTIONS = {
     type: "string",
     value: "N",
     env: "SKILLS_MCP_PAGE_SIZE",
-    help: "Default and largest page of list_skills (default 100).",
+    help: "Largest page of list_skills (default 100) and of skills/list, resources/list, prompts/list (default 200).",
+    commands: serving,
+  },
+  watch: {
+    type: "boolean",
+    env: "SKILLS_MCP_WATCH",
+    help: "Watch the skills folders and tell the client about changes (the default).",
+    commands: serving,
+  },
+  "no-watch": {
+    type: "boolean",
+    help: "Do not watch; changes still show up on the next request (see --refresh-ms).",
+    commands: serving,
+  },
+  catalog: {
+    type: "string",
+    value: "WHERE",
+    env: "SKILLS_MCP_CATALOG",
+    help: "Where the <available_skills> catalog goes: instructions, tool, both (default) or none.",
+    commands: serving,
+  },
+  tools: {
+    type: "string",
+    value: "WHEN",
+    env: "SKILLS_MCP_TOOLS",
+    help: "List the skill tools always (default), never, or auto (not to clients with the Skills extension).",
     commands: serving,
   },
   "no-xml": {
@@ -148,6 +173,9 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
         return yield* usageError(`Option --${name} does not apply to '${command}'.`)
       }
     }
+    if (parsed.values.watch === true && parsed.values["no-watch"] === true) {
+      return yield* usageError("Options --watch and --no-watch contradict each other.")
+    }
     if (command === "instructions" && positionals.length > 0) {
       return yield* usageError(`'instructions' takes no folders (got '${positionals[0]}').`)
     }
@@ -161,6 +189,9 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
       ...(values["refresh-ms"] === undefined ? {} : { refreshMs: values["refresh-ms"] }),
       ...(values["catalog-budget"] === undefined ? {} : { catalogBudget: values["catalog-budget"] }),
       ...(values["page-size"] === undefined ? {} : { pageSize: values["page-size"] }),
+      ...(values["no-watch"] === true ? { watch: false } : values.watch === true ? { watch: true } : {}),
+      ...(values.catalog === undefined ? {} : { catalog: values.catalog }),
+      ...(values.tools === undefined ? {} : { tools: values.tools }),
     }
     return {
       command,

@@ -40,6 +40,8 @@ export interface DiscoveryNotice {
 export interface DiscoveryResult {
   readonly candidates: ReadonlyArray<Candidate>
   readonly notices: ReadonlyArray<DiscoveryNotice>
+  /** The folders that were read (roots and groups): where a new skill folder would appear. */
+  readonly folders: ReadonlyArray<string>
 }
 
 /** Dot-folders searched in a root, each only for its `skills` child. */
@@ -67,10 +69,11 @@ export const discoverRoot = (root: Root, rootIndex: number, maxDepth: number) =>
     const found: Array<{ readonly candidate: Candidate; readonly real: string; readonly viaLink: boolean }> =
       []
     const notices: Array<DiscoveryNotice> = []
+    const folders: Array<string> = []
     const rootReal = yield* realPathNative(root.path)
     if (rootReal === null) {
       notices.push({ path: root.path, reason: "the skills folder cannot be read" })
-      return { candidates: [], notices }
+      return { candidates: [], notices, folders }
     }
 
     /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
@@ -138,6 +141,7 @@ export const discoverRoot = (root: Root, rootIndex: number, maxDepth: number) =>
         notices.push({ path: pending.dir, reason: "folder cannot be read; skipped" })
         return []
       }
+      folders.push(pending.dir)
       const next: Array<Pending> = []
       for (const entry of entries) {
         const name = entry.name
@@ -172,7 +176,7 @@ export const discoverRoot = (root: Root, rootIndex: number, maxDepth: number) =>
       const next = yield* Effect.forEach(level, visit, { concurrency: CONCURRENCY })
       level = next.flat()
     }
-    return { candidates: onePathPerFolder(found), notices }
+    return { candidates: onePathPerFolder(found), notices, folders }
   })
 
 /**
@@ -211,6 +215,7 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
       return {
         candidates: perRoot.flatMap((result) => result.candidates),
         notices: perRoot.flatMap((result) => result.notices),
+        folders: perRoot.flatMap((result) => result.folders),
       }
     }).pipe(Effect.withSpan("Discovery.discover"))
     return { discover } as const

@@ -87,6 +87,26 @@ export class InvalidArgument extends Schema.TaggedError<InvalidArgument>()("Inva
   }
 }
 
+/** A skill the Skills extension does not serve (naming rules, size limits); the tools still do. */
+export class SkillNotPublished extends Schema.TaggedError<SkillNotPublished>()("SkillNotPublished", {
+  skillId: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message() {
+    return `Skill '${this.skillId}' is not served over the MCP Skills extension: ${this.reason}. Its instructions and files remain available through get_skill and read_skill_file.`
+  }
+}
+
+/** A URI this server does not serve. */
+export class UnknownUri extends Schema.TaggedError<UnknownUri>()("UnknownUri", {
+  uri: Schema.String,
+  reason: Schema.String,
+}) {
+  override get message() {
+    return `No resource is served at ${this.uri.slice(0, 300)}: ${this.reason}.`
+  }
+}
+
 /** Start-up and command-line problems: bad flags, missing explicit roots. */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   reason: Schema.String,
@@ -106,3 +126,5 @@ export type SkillError =
   | BinaryFile
   | SkillUnreadable
   | InvalidArgument
+  | SkillNotPublished
+  | UnknownUri

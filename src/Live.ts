@@ -10,6 +10,7 @@ import { Frontmatter } from "./Frontmatter.js"
 import type { Settings } from "./Settings.js"
 import { SkillFiles } from "./SkillFiles.js"
 import { Validation } from "./Validation.js"
+import { Watcher } from "./Watcher.js"
 
 /** Every service but Settings and the audit sink, from a Settings layer. */
 export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {
@@ -22,6 +23,6 @@ export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {
   return Catalog.Default.pipe(Layer.provideMerge(core))
 }
 
-/** The whole application: services plus the stderr audit log. */
+/** The whole application: services, the stderr audit log and the file watcher. */
 export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
-  Layer.merge(servicesLayer(settings), AuditLog.stderr)
+  Layer.mergeAll(servicesLayer(settings), AuditLog.stderr, Watcher.Default)

@@ -16,6 +16,14 @@ export interface Root {
   readonly explicit: boolean
 }
 
+/** Where the `<available_skills>` catalog goes: the server's instructions, get_skill's description, both, neither. */
+export type CatalogPlacement = "instructions" | "tool" | "both" | "none"
+/** Whether the model-facing tools are listed: always, never, or only to clients without the Skills extension. */
+export type ToolsMode = "auto" | "always" | "never"
+
+export const CATALOG_PLACEMENTS: ReadonlyArray<CatalogPlacement> = ["instructions", "tool", "both", "none"]
+export const TOOLS_MODES: ReadonlyArray<ToolsMode> = ["auto", "always", "never"]
+
 export interface SettingsShape {
   readonly roots: ReadonlyArray<Root>
   /** Largest file (bytes) read_skill_file or a resource read will return. */
@@ -30,6 +38,12 @@ export interface SettingsShape {
   readonly catalogBudget: number
   /** Default and maximum page size of list_skills. */
   readonly pageSize: number
+  /** Page size of the protocol lists (skills/list, resources/list, prompts/list, directory reads). */
+  readonly protocolPageSize: number
+  /** Watch the skills folders for changes (besides the per-request check). */
+  readonly watch: boolean
+  readonly catalogPlacement: CatalogPlacement
+  readonly tools: ToolsMode
 }
 
 export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
@@ -50,6 +64,10 @@ export const defaults: SettingsShape = {
   refreshIntervalMs: 500,
   catalogBudget: 8_000,
   pageSize: 100,
+  protocolPageSize: 200,
+  watch: true,
+  catalogPlacement: "both",
+  tools: "always",
 }
 
 /** What the command line said; every field optional so env and defaults can fill in. */
@@ -61,6 +79,10 @@ export interface SettingsInput {
   readonly refreshMs?: string
   readonly catalogBudget?: string
   readonly pageSize?: string
+  /** false for --no-watch. */
+  readonly watch?: boolean
+  readonly catalog?: string
+  readonly tools?: string
   /** Working directory for relative paths (defaults to the process's). */
   readonly cwd?: string
 }
@@ -75,8 +97,20 @@ const numericSettings = {
   pageSize: { flag: "--page-size", env: "SKILLS_MCP_PAGE_SIZE", min: 1 },
 } as const
 
+/** Each setting chosen from a list: its flag, its environment variable, its choices. */
+const choiceSettings = {
+  catalog: { flag: "--catalog", env: "SKILLS_MCP_CATALOG", choices: CATALOG_PLACEMENTS },
+  tools: { flag: "--tools", env: "SKILLS_MCP_TOOLS", choices: TOOLS_MODES },
+} as const
+
 export const ENV_SKILLS_DIR = "SKILLS_DIR"
-export const environmentVariables = [ENV_SKILLS_DIR, ...Object.values(numericSettings).map((s) => s.env)]
+export const ENV_WATCH = "SKILLS_MCP_WATCH"
+export const environmentVariables = [
+  ENV_SKILLS_DIR,
+  ENV_WATCH,
+  ...Object.values(numericSettings).map((s) => s.env),
+  ...Object.values(choiceSettings).map((s) => s.env),
+]
 
 const Integer = Schema.NumberFromString.pipe(Schema.int())
 
@@ -100,6 +134,38 @@ const numeric = Effect.fn("Settings.numeric")(function* (
     })
   }
   return value
+})
+
+const choice = <A extends string>(
+  spec: { readonly flag: string; readonly env: string; readonly choices: ReadonlyArray<A> },
+  fromFlag: string | undefined,
+  fallback: A,
+): Effect.Effect<A, UsageError> =>
+  Effect.gen(function* () {
+    const raw = fromFlag ?? Option.getOrUndefined(yield* optionalEnv(spec.env))
+    if (raw === undefined || raw.trim() === "") return fallback
+    const value = spec.choices.find((candidate) => candidate === raw.trim())
+    if (value === undefined) {
+      const source = fromFlag === undefined ? `environment variable ${spec.env}` : `option ${spec.flag}`
+      return yield* new UsageError({
+        reason: `Invalid value '${raw}' for ${source}: expected one of ${spec.choices.join(", ")}.`,
+      })
+    }
+    return value
+  })
+
+/** SKILLS_MCP_WATCH=0/false/no turns the watcher off, like --no-watch. */
+const watchSetting = Effect.fn("Settings.watch")(function* (fromFlag: boolean | undefined) {
+  if (fromFlag !== undefined) return fromFlag
+  const raw = Option.getOrUndefined(yield* optionalEnv(ENV_WATCH))
+    ?.trim()
+    .toLowerCase()
+  if (raw === undefined || raw === "") return defaults.watch
+  if (["0", "false", "no", "off"].includes(raw)) return false
+  if (["1", "true", "yes", "on"].includes(raw)) return true
+  return yield* new UsageError({
+    reason: `Invalid value '${raw}' for environment variable ${ENV_WATCH}: expected 1 or 0.`,
+  })
 })
 
 /** `~` and `~/x` expand to the home directory; other paths resolve against `cwd`. */
@@ -175,6 +241,10 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     refreshIntervalMs: yield* numeric("refreshMs", input.refreshMs, defaults.refreshIntervalMs),
     catalogBudget: yield* numeric("catalogBudget", input.catalogBudget, defaults.catalogBudget),
     pageSize: yield* numeric("pageSize", input.pageSize, defaults.pageSize),
+    protocolPageSize: yield* numeric("pageSize", input.pageSize, defaults.protocolPageSize),
+    watch: yield* watchSetting(input.watch),
+    catalogPlacement: yield* choice(choiceSettings.catalog, input.catalog, defaults.catalogPlacement),
+    tools: yield* choice(choiceSettings.tools, input.tools, defaults.tools),
   }
   if (roots.length === 0) {
     yield* Effect.logWarning(

@@ -5,6 +5,8 @@
  * following a final symbolic link and checked again through the open descriptor, so a path
  * swapped after the check is still refused. Size is checked on the open file before reading.
  */
+import { createHash } from "node:crypto"
+import type { Stats } from "node:fs"
 import { constants } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
@@ -18,10 +20,22 @@ import {
   FileTooLarge,
   InvalidArgument,
   PathEscape,
+  SkillNotPublished,
   SkillUnreadable,
 } from "./Errors.js"
+import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { describeIoError, parseSkillText } from "./Frontmatter.js"
-import { isInside, lstatOrNull, readDirOrNull, realPathNative, statOrNull, toPosix } from "./Paths.js"
+import type { Fingerprint } from "./Paths.js"
+import {
+  fingerprintOf,
+  isInside,
+  lstatOrNull,
+  readDirOrNull,
+  realPathNative,
+  sameFingerprint,
+  statOrNull,
+  toPosix,
+} from "./Paths.js"
 import { Settings } from "./Settings.js"
 
 /** The part of a skill SkillFiles needs. */
@@ -58,6 +72,35 @@ export interface ListingEntry {
   readonly type: "file" | "directory"
   readonly size?: number
 }
+
+/** A file or folder inside a skill, with its real path and stat. */
+interface FolderEntry {
+  readonly name: string
+  readonly real: string
+  readonly type: "file" | "directory"
+  readonly info: Stats
+}
+
+export interface ManifestFile {
+  /** `/`-separated path relative to the skill folder. */
+  readonly path: string
+  readonly size: number
+  /** `sha256:` and 64 lowercase hex digits, over the raw bytes. */
+  readonly digest: string
+}
+
+export interface Manifest {
+  /** Every file of the skill, SKILL.md included, in path order. */
+  readonly files: ReadonlyArray<ManifestFile>
+  /** SKILL.md's frontmatter, parsed from the bytes that were hashed. */
+  readonly frontmatter: ParsedFrontmatter
+}
+
+/** The Skills extension's per-skill limits: files, and bytes over all files. */
+export const MAX_SKILL_FILES = 512
+export const MAX_SKILL_BYTES = 16 * 1024 * 1024
+/** The digest cache is dropped when it grows past this many files. */
+const MAX_CACHED_DIGESTS = 200_000
 
 export interface Listing {
   readonly path: string
@@ -194,7 +237,10 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       const ioFailure = (error: unknown): SkillError =>
         typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
           ? new FileNotFound({ skillId: skill.id, path: relative })
-          : error instanceof PathEscape || error instanceof FileTooLarge || error instanceof FileNotFound
+          : error instanceof PathEscape ||
+              error instanceof FileTooLarge ||
+              error instanceof FileNotFound ||
+              error instanceof InvalidArgument
             ? error
             : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
       return yield* Effect.tryPromise({
@@ -206,7 +252,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               throw new PathEscape({ skillId: skill.id, requested })
             }
             const info = await handle.stat()
-            if (info.isDirectory()) throw Object.assign(new Error("is a folder"), { code: "EISDIR" })
+            if (info.isDirectory()) {
+              throw new InvalidArgument({
+                argument: "path",
+                reason: `'${relative || "."}' is a folder, not a file`,
+              })
+            }
             if (info.size > maxFileBytes) {
               throw new FileTooLarge({
                 skillId: skill.id,
@@ -262,43 +313,70 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     })
 
     /**
-     * Lists a folder of the skill recursively (files with sizes), never listing a link that
-     * leaves the skill; stops at MAX_LISTING entries.
+     * The entries of one real folder inside the skill, sorted by name, from `offset`, at most
+     * `limit`: links resolved, and any that leave the skill (or dangle) left out.
      */
-    const list = Effect.fn("SkillFiles.list")(function* (skill: SkillRef, requested: string) {
-      const resolved = yield* resolve(skill, requested)
-      const entries: Array<ListingEntry> = []
-      let truncated = false
+    const entriesOf = (base: string, real: string, offset = 0, limit = Number.POSITIVE_INFINITY) =>
+      Effect.gen(function* () {
+        const dirents = yield* readDirOrNull(real)
+        if (dirents === null) return { entries: [] as Array<FolderEntry>, more: false }
+        const names = dirents.map((dirent) => dirent.name).sort()
+        const page = names.slice(offset, offset + limit)
+        const entries = yield* Effect.forEach(
+          page,
+          (name) =>
+            Effect.gen(function* () {
+              let target = path.join(real, name)
+              const link = yield* lstatOrNull(target)
+              if (link === null) return null
+              if (link.isSymbolicLink()) {
+                const resolved = yield* realPathNative(target)
+                if (resolved === null || !isInside(base, resolved)) return null
+                target = resolved
+              }
+              const info = link.isSymbolicLink() ? yield* statOrNull(target) : link
+              if (info === null) return null
+              if (info.isDirectory()) return { name, real: target, type: "directory" as const, info }
+              if (info.isFile()) return { name, real: target, type: "file" as const, info }
+              return null
+            }),
+          { concurrency: 16 },
+        )
+        return {
+          entries: entries.filter((entry): entry is FolderEntry => entry !== null),
+          more: offset + limit < names.length,
+        }
+      })
+
+    /**
+     * Walks a folder of the skill depth-first in name order, calling `visit` for each entry
+     * with its `/`-separated path; stops when `visit` answers false. Each real folder is read once.
+     */
+    const walk = (
+      base: string,
+      real: string,
+      relative: string,
+      visit: (entry: FolderEntry, path: string) => boolean,
+    ) => {
       const visited = new Set<string>()
-      const walk = (real: string, relative: string, depth: number): Effect.Effect<void> =>
+      const go = (folder: string, prefix: string, depth: number): Effect.Effect<boolean> =>
         Effect.gen(function* () {
-          if (visited.has(real) || depth > MAX_LISTING_DEPTH) return
-          visited.add(real)
-          const dirents = yield* readDirOrNull(real)
-          if (dirents === null) return
-          dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-          for (const dirent of dirents) {
-            if (entries.length >= MAX_LISTING) {
-              truncated = true
-              return
-            }
-            const childRelative = relative === "" ? dirent.name : `${relative}/${dirent.name}`
-            let childReal = path.join(real, dirent.name)
-            if (dirent.isSymbolicLink()) {
-              const target = yield* realPathNative(childReal)
-              if (target === null || !isInside(resolved.base, target)) continue
-              childReal = target
-            }
-            const info = yield* statOrNull(childReal)
-            if (info === null) continue
-            if (info.isDirectory()) {
-              entries.push({ path: childRelative, type: "directory" })
-              yield* walk(childReal, childRelative, depth + 1)
-            } else if (info.isFile()) {
-              entries.push({ path: childRelative, type: "file", size: info.size })
-            }
+          if (visited.has(folder) || depth > MAX_LISTING_DEPTH) return true
+          visited.add(folder)
+          const { entries } = yield* entriesOf(base, folder)
+          for (const entry of entries) {
+            const entryPath = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+            if (!visit(entry, entryPath)) return false
+            if (entry.type === "directory" && !(yield* go(entry.real, entryPath, depth + 1))) return false
           }
+          return true
         })
+      return go(real, relative, 0)
+    }
+
+    /** A folder of the skill, or a failure saying why the path is not one. */
+    const folder = Effect.fn("SkillFiles.folder")(function* (skill: SkillRef, requested: string) {
+      const resolved = yield* resolve(skill, requested)
       const info = yield* statOrNull(resolved.real)
       if (info === null) return yield* new FileNotFound({ skillId: skill.id, path: resolved.relative })
       if (!info.isDirectory()) {
@@ -307,9 +385,120 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           reason: `'${resolved.relative}' is a file, not a folder`,
         })
       }
-      yield* walk(resolved.real, resolved.relative, 0)
-      const listing: Listing = { path: resolved.relative, entries, truncated }
+      return resolved
+    })
+
+    /** Lists a folder of the skill recursively (files with sizes); stops at MAX_LISTING entries. */
+    const list = Effect.fn("SkillFiles.list")(function* (skill: SkillRef, requested: string) {
+      const resolved = yield* folder(skill, requested)
+      const entries: Array<ListingEntry> = []
+      const complete = yield* walk(resolved.base, resolved.real, resolved.relative, (entry, entryPath) => {
+        if (entries.length >= MAX_LISTING) return false
+        entries.push(
+          entry.type === "directory"
+            ? { path: entryPath, type: "directory" }
+            : { path: entryPath, type: "file", size: entry.info.size },
+        )
+        return true
+      })
+      const listing: Listing = { path: resolved.relative, entries, truncated: !complete }
       return listing
+    })
+
+    /** The direct children of a folder of the skill, one page at a time. */
+    const children = Effect.fn("SkillFiles.children")(function* (
+      skill: SkillRef,
+      requested: string,
+      offset: number,
+      limit: number,
+    ) {
+      const resolved = yield* folder(skill, requested)
+      const { entries, more } = yield* entriesOf(resolved.base, resolved.real, offset, limit)
+      const prefix = resolved.relative === "" ? "" : `${resolved.relative}/`
+      return {
+        entries: entries.map(
+          (entry): ListingEntry =>
+            entry.type === "directory"
+              ? { path: `${prefix}${entry.name}`, type: "directory" }
+              : { path: `${prefix}${entry.name}`, type: "file", size: entry.info.size },
+        ),
+        more,
+      }
+    })
+
+    /** SHA-256 of file contents, keyed by real path and valid while the fingerprint holds. */
+    const digests = new Map<string, { readonly fingerprint: Fingerprint; readonly digest: string }>()
+
+    /**
+     * Every file of a skill with its size and `sha256:` digest, within the Skills extension's
+     * limits (files per skill, bytes per skill) and the file size limit. Digests are computed
+     * on first use and cached by fingerprint; SKILL.md's frontmatter is parsed from the very
+     * bytes that were hashed, so the two always agree.
+     */
+    const manifest = Effect.fn("SkillFiles.manifest")(function* (skill: SkillRef) {
+      const base = yield* skillBase(skill)
+      const files: Array<{ readonly path: string; readonly info: Stats }> = []
+      let total = 0
+      let problem: string | undefined
+      yield* walk(base, base, "", (entry, entryPath) => {
+        if (entry.type === "directory") return true
+        if (files.length >= MAX_SKILL_FILES) {
+          problem = `it has more than ${MAX_SKILL_FILES} files`
+          return false
+        }
+        if (entry.info.size > maxFileBytes) {
+          problem = `'${entryPath}' is ${entry.info.size} bytes, over the ${maxFileBytes}-byte file limit (--max-file-bytes)`
+          return false
+        }
+        total += entry.info.size
+        if (total > MAX_SKILL_BYTES) {
+          problem = `its files add up to more than ${MAX_SKILL_BYTES} bytes (16 MiB)`
+          return false
+        }
+        files.push({ path: entryPath, info: entry.info })
+        return true
+      })
+      if (problem !== undefined) return yield* new SkillNotPublished({ skillId: skill.id, reason: problem })
+      if (digests.size > MAX_CACHED_DIGESTS) digests.clear()
+      let frontmatter: ParsedFrontmatter | undefined
+      const entries = yield* Effect.forEach(
+        files,
+        (file) =>
+          Effect.gen(function* () {
+            const fingerprint = fingerprintOf(file.info)
+            const key = path.join(base, file.path)
+            const cached = digests.get(key)
+            if (
+              cached !== undefined &&
+              sameFingerprint(cached.fingerprint, fingerprint) &&
+              file.path !== SKILL_FILE
+            ) {
+              return { path: file.path, size: file.info.size, digest: cached.digest }
+            }
+            const content = yield* readBytes(skill, file.path)
+            const digest = `sha256:${createHash("sha256").update(content.bytes).digest("hex")}`
+            if (file.path === SKILL_FILE) {
+              const parsed = parseSkillText(
+                path.join(skill.dir, SKILL_FILE),
+                Buffer.from(content.bytes).toString("utf8"),
+              )
+              if (Either.isLeft(parsed)) return yield* parsed.left
+              frontmatter = parsed.right
+            }
+            digests.set(key, { fingerprint, digest })
+            return { path: file.path, size: content.size, digest }
+          }),
+        { concurrency: 8 },
+      )
+      if (frontmatter === undefined) {
+        return yield* new SkillUnreadable({
+          skillId: skill.id,
+          path: SKILL_FILE,
+          reason: "SKILL.md is missing",
+        })
+      }
+      const result: Manifest = { files: entries, frontmatter }
+      return result
     })
 
     /** A folder's listing or a file's text, whichever the path names. */
@@ -334,6 +523,6 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       }
     })
 
-    return { resolve, readBytes, readText, list, read, loadSkill, maxFileBytes } as const
+    return { resolve, readBytes, readText, list, children, read, loadSkill, manifest, maxFileBytes } as const
   }),
 }) {}

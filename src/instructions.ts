@@ -7,6 +7,8 @@ export interface CatalogEntry {
   readonly id: string
   readonly name: string
   readonly description: string
+  /** Where a host can read the skill (`skill://...`), when the catalog is for hosts. */
+  readonly uri?: string
 }
 
 const GUIDE = `This environment provides Agent Skills through the skills-mcp MCP server. A skill is a folder of
@@ -28,22 +30,14 @@ How to use them:
 export const usageGuide = (options: { readonly xml: boolean } = { xml: true }): string =>
   options.xml ? `<skills-mcp-instructions>\n${GUIDE}\n</skills-mcp-instructions>` : GUIDE
 
+/** Escapes text for an XML element's content (`&`, `<`, `>`; quotes need no escaping there). */
 export const escapeXml = (text: string): string =>
-  text.replace(/[&<>"']/g, (char) =>
-    char === "&"
-      ? "&amp;"
-      : char === "<"
-        ? "&lt;"
-        : char === ">"
-          ? "&gt;"
-          : char === '"'
-            ? "&quot;"
-            : "&apos;",
-  )
+  text.replace(/[&<>]/g, (char) => (char === "&" ? "&amp;" : char === "<" ? "&lt;" : "&gt;"))
 
 const renderEntry = (entry: CatalogEntry): string => {
   const name = entry.name === entry.id ? "" : `\n<name>${escapeXml(entry.name)}</name>`
-  return `<skill>\n<id>${escapeXml(entry.id)}</id>${name}\n<description>${escapeXml(entry.description)}</description>\n</skill>\n`
+  const uri = entry.uri === undefined ? "" : `\n<uri>${escapeXml(entry.uri)}</uri>`
+  return `<skill>\n<id>${escapeXml(entry.id)}</id>${name}\n<description>${escapeXml(entry.description)}</description>${uri}\n</skill>\n`
 }
 
 const OPEN = "<available_skills>\n"

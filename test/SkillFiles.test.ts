@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto"
+import * as fs from "node:fs/promises"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import { Settings } from "../src/Settings.js"
@@ -130,6 +132,54 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         "references/deep/more.md",
         "references/guide.md",
       ])
+    }),
+  )
+})
+
+layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
+  const sha = (text: string | Buffer) => `sha256:${createHash("sha256").update(text).digest("hex")}`
+
+  it.scoped("lists every file with size and sha256, SKILL.md included, never an escaping link", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "PDF"),
+        "pdf/references/guide.md": "guide",
+        "pdf/inner.md": { symlink: "references/guide.md" },
+        "pdf/leak.md": { symlink: "../secret.txt" },
+        "secret.txt": "secret",
+      })
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/pdf` }
+      const manifest = yield* files.manifest(skill)
+      expect(manifest.files).toEqual([
+        { path: "SKILL.md", size: skillMd("pdf", "PDF").length, digest: sha(skillMd("pdf", "PDF")) },
+        { path: "inner.md", size: 5, digest: sha("guide") },
+        { path: "references/guide.md", size: 5, digest: sha("guide") },
+      ])
+      expect(manifest.frontmatter.fields.name).toBe("pdf")
+      // Digests follow the content: an edited file gets a new one.
+      yield* Effect.promise(() => fs.writeFile(`${root}/pdf/references/guide.md`, "guide, edited"))
+      const again = yield* files.manifest(skill)
+      expect(again.files.find((file) => file.path === "references/guide.md")?.digest).toBe(
+        sha("guide, edited"),
+      )
+    }),
+  )
+
+  it.scoped("refuses skills over the extension's limits, or holding a file over the size limit", () =>
+    Effect.gen(function* () {
+      const many: Record<string, string> = { "many/SKILL.md": skillMd("many", "M") }
+      for (let i = 0; i < 512; i++) many[`many/data/${i}.txt`] = "x"
+      const root = yield* tempTree({
+        ...many,
+        "big/SKILL.md": skillMd("big", "B"),
+        "big/big.txt": "x".repeat(2048),
+      })
+      const files = yield* SkillFiles
+      const tooMany = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many` }))
+      expect(tooMany.message).toContain("more than 512 files")
+      const tooBig = yield* Effect.flip(files.manifest({ id: "big", dir: `${root}/big` }))
+      expect(tooBig.message).toContain("'big.txt' is 2048 bytes")
     }),
   )
 })

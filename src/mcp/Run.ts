@@ -5,7 +5,7 @@
  * is logged with its cause on stderr and answered generically.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Either, Exit, Match, Option, ParseResult, Runtime, Schema } from "effect"
 import type { SkillError } from "../Errors.js"
 import { InvalidArgument } from "../Errors.js"
@@ -51,15 +51,30 @@ export const errorCodeOf: (error: SkillError) => number = Match.type<SkillError>
     FileTooLarge: () => ErrorCode.InvalidParams,
     BinaryFile: () => ErrorCode.InvalidParams,
     InvalidArgument: () => ErrorCode.InvalidParams,
+    SkillNotPublished: () => ErrorCode.InvalidParams,
+    UnknownUri: () => ErrorCode.InvalidParams,
     MalformedFrontmatter: () => ErrorCode.InternalError,
     SkillUnreadable: () => ErrorCode.InternalError,
   }),
 )
 
-export const toMcpError = (cause: Cause.Cause<SkillError>): McpError =>
+/**
+ * A JSON-RPC error for the SDK to send: it answers with `code` and `message` as they are
+ * (the SDK's McpError would prefix the message with "MCP error <code>:").
+ */
+export class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export const toProtocolError = (cause: Cause.Cause<SkillError>): ProtocolError =>
   Option.match(Cause.failureOption(cause), {
-    onSome: (error) => new McpError(errorCodeOf(error), error.message),
-    onNone: () => new McpError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),
+    onSome: (error) => new ProtocolError(errorCodeOf(error), error.message),
+    onNone: () => new ProtocolError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),
   })
 
 /** Decodes tool arguments strictly (unknown arguments are refused); failures name the argument. */
@@ -78,12 +93,12 @@ export const decodeArguments =
 /** Decodes protocol parameters; a mismatch is JSON-RPC -32602 naming the field. */
 export const decodeParams =
   <A, I>(schema: Schema.Schema<A, I>, method: string) =>
-  (input: unknown): Either.Either<A, McpError> =>
+  (input: unknown): Either.Either<A, ProtocolError> =>
     Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "first" })(input ?? {}), (error) => {
       const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
       const field =
         issue === undefined || issue.path.length === 0 ? "params" : issue.path.map(String).join(".")
-      return new McpError(
+      return new ProtocolError(
         ErrorCode.InvalidParams,
         `Invalid ${method} params: '${field}' ${issue?.message ?? ""}`,
       )
@@ -95,7 +110,7 @@ export interface Runner<R> {
     effect: Effect.Effect<ToolOutput, SkillError, R>,
     signal: AbortSignal,
   ) => Promise<CallToolResult>
-  /** Runs a protocol method's Effect; rejects with an McpError. */
+  /** Runs a protocol method's Effect; rejects with a ProtocolError. */
   readonly request: <A>(effect: Effect.Effect<A, SkillError, R>, signal: AbortSignal) => Promise<A>
 }
 
@@ -113,7 +128,7 @@ export const makeRunner = <R>(): Effect.Effect<Runner<R>, never, R> =>
     const request = async <A>(effect: Effect.Effect<A, SkillError, R>, signal: AbortSignal): Promise<A> => {
       const exit = await run(effect, signal)
       if (Exit.isSuccess(exit)) return exit.value
-      throw toMcpError(exit.cause)
+      throw toProtocolError(exit.cause)
     }
     return { tool: (effect, signal) => run(effect, signal).then(toToolResult), request }
   })

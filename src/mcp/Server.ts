@@ -1,23 +1,54 @@
 /**
  * The MCP server over stdio: the SDK's low-level `Server` with one dispatch table whose
  * handlers decode their params with Effect Schema and run as Effects (src/mcp/Run.ts).
- * The process serves until stdin ends (or a signal interrupts it), then answers the
- * requests still in flight and closes.
+ * Serves tools, resources, prompts, completion, logging and the MCP Skills extension; keeps
+ * the catalog fresh from the watcher and tells the client what changed. The process serves
+ * until stdin ends (or a signal interrupts it), answers the requests still in flight, closes.
  */
+import * as path from "node:path"
 import type { Readable, Writable } from "node:stream"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import type { JSONRPCRequest, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, Either, Exit, Runtime, Schema, Stream } from "effect"
+import type {
+  JSONRPCRequest,
+  LoggingLevel,
+  ServerCapabilities,
+  ServerNotification,
+  ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
+import { Deferred, Effect, Either, Exit, Logger, type LogLevel, Schedule, Schema, Stream } from "effect"
 import type { AuditLog } from "../AuditLog.js"
+import type { Snapshot } from "../Catalog.js"
 import { Catalog } from "../Catalog.js"
-import { usageGuide } from "../instructions.js"
+import { SKILL_FILE } from "../Discovery.js"
+import { renderAvailableSkills, usageGuide } from "../instructions.js"
+import { fingerprintOf, statOrNull } from "../Paths.js"
 import { Settings } from "../Settings.js"
-import type { SkillFiles } from "../SkillFiles.js"
+import { SkillFiles } from "../SkillFiles.js"
 import { VERSION } from "../version.js"
-import { GetPromptParams, getPrompt, promptDefinitions } from "./prompts.js"
-import { decodeParams, makeRunner } from "./Run.js"
+import { Watcher } from "../Watcher.js"
+import { CompleteParams, complete } from "./completion.js"
+import { GetPromptParams, getPrompt, ListPromptsParams, listPrompts } from "./prompts.js"
+import { decodeParams, makeRunner, ProtocolError } from "./Run.js"
+import {
+  DirectoryReadParams,
+  ListResourcesParams,
+  listResources,
+  readDirectory,
+  readResource,
+  resolveUri,
+  resourceTemplates,
+  UriParams,
+} from "./resources.js"
+import {
+  GetSkillParams,
+  getSkill,
+  ListSkillsParams,
+  listSkills,
+  makeLeftOutLog,
+  SKILLS_EXTENSION,
+} from "./skills.js"
 import { LineTransport } from "./Transport.js"
 import { callTool, toolDefinitions } from "./tools.js"
 
@@ -25,6 +56,8 @@ export const SERVER_NAME = "skills-mcp"
 
 /** How long requests in flight may take to finish after stdin ends, before the process exits. */
 const DRAIN_TIMEOUT = "900 millis"
+/** Without a watcher, subscribed files are re-checked this often (only while there are any). */
+const SUBSCRIPTION_POLL = "2 seconds"
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 type Handler = (params: unknown, extra: Extra) => Promise<Record<string, unknown>>
@@ -34,6 +67,17 @@ const CallToolParams = Schema.Struct({
   arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
 })
 const ListParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
+const LOGGING_LEVELS = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+] as const
+const SetLevelParams = Schema.Struct({ level: Schema.Literal(...LOGGING_LEVELS) })
 
 const params =
   <A, I>(schema: Schema.Schema<A, I>, method: string) =>
@@ -42,82 +86,279 @@ const params =
 
 export type ServerServices = Catalog | SkillFiles | AuditLog | Settings
 
-/** Builds the SDK server for one connection. */
-export const makeServer = Effect.gen(function* () {
-  const settings = yield* Settings
-  const catalog = yield* Catalog
-  const runner = yield* makeRunner<ServerServices>()
+/** MCP level of an Effect log level. */
+const levelOf = (level: LogLevel.LogLevel): LoggingLevel =>
+  level._tag === "Fatal"
+    ? "critical"
+    : level._tag === "Error"
+      ? "error"
+      : level._tag === "Warning"
+        ? "warning"
+        : level._tag === "Info"
+          ? "info"
+          : "debug"
 
-  const server = new Server(
-    { name: SERVER_NAME, version: VERSION },
-    {
-      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true } },
-      instructions: usageGuide({ xml: false }),
-    },
-  )
+const severity = (level: LoggingLevel) => LOGGING_LEVELS.indexOf(level)
 
-  const handlers: Record<string, Handler> = {
-    "tools/list": async (input, extra) => {
-      params(ListParams, "tools/list")(input)
-      return runner.request(
-        Effect.map(catalog.snapshot, (snapshot) => ({
-          tools: toolDefinitions(snapshot, settings.catalogBudget),
-        })),
-        extra.signal,
-      )
-    },
-    "tools/call": async (input, extra) => {
-      const { name, arguments: args } = params(CallToolParams, "tools/call")(input)
-      return runner.tool(callTool(name, args), extra.signal)
-    },
-    "prompts/list": async (input) => {
-      params(ListParams, "prompts/list")(input)
-      return { prompts: promptDefinitions() }
-    },
-    "prompts/get": async (input, extra) =>
-      runner.request(getPrompt(params(GetPromptParams, "prompts/get")(input)), extra.signal),
-  }
+/** The text the server gives at initialize: the guide, and the catalog when placed there. */
+export const serverInstructions = (snapshot: Snapshot, settings: Settings["Type"]): string => {
+  const guide = usageGuide({ xml: false })
+  const placed = settings.catalogPlacement === "instructions" || settings.catalogPlacement === "both"
+  if (!placed || settings.catalogBudget === 0) return guide
+  return `${guide}\n\n${renderAvailableSkills(snapshot.skills, settings.catalogBudget)}`
+}
 
-  server.fallbackRequestHandler = async (request: JSONRPCRequest, extra: Extra) => {
-    const handler = Object.hasOwn(handlers, request.method) ? handlers[request.method] : undefined
-    if (handler === undefined) {
-      throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`)
-    }
-    return handler(request.params, extra)
-  }
-  return server
+export const capabilities = (settings: Settings["Type"]): ServerCapabilities => ({
+  ...(settings.tools === "never" ? {} : { tools: { listChanged: true } }),
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {},
+  logging: {},
+  extensions: { [SKILLS_EXTENSION]: { directoryRead: true } },
 })
+
+/** Builds the SDK server for one connection, with the hooks `serve` needs. */
+export const makeServer = (
+  clientLog: ClientLog = { level: "warning", server: undefined },
+  hooks: ServerHooks = { subscribed: Effect.void },
+) =>
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const catalog = yield* Catalog
+    const runner = yield* makeRunner<ServerServices>()
+    const snapshot = yield* catalog.snapshot
+
+    const server = new Server(
+      { name: SERVER_NAME, version: VERSION },
+      { capabilities: capabilities(settings), instructions: serverInstructions(snapshot, settings) },
+    )
+    const files = yield* SkillFiles
+    const subscriptions = new Map<string, { signature: string; folder: string | undefined }>()
+    const logLeftOut = makeLeftOutLog()
+
+    /**
+     * What a subscribed URI looks like now (its file's fingerprint, or the catalog's version),
+     * and the folder to watch for it.
+     */
+    const observe = (uri: string) =>
+      Effect.gen(function* () {
+        const current = yield* catalog.peek
+        const target = yield* resolveUri(current, uri)
+        if (target._tag === "PromptXml") return { signature: `catalog ${current.version}`, folder: undefined }
+        const relative = target.rest.length === 0 ? SKILL_FILE : target.rest.join("/")
+        const resolved = yield* files.resolve(target.skill, relative)
+        const info = yield* statOrNull(resolved.real)
+        return {
+          signature: info === null ? "missing" : JSON.stringify(fingerprintOf(info)),
+          folder: path.dirname(resolved.real),
+        }
+      }).pipe(Effect.orElseSucceed(() => ({ signature: "gone", folder: undefined })))
+
+    const toolsHidden = () =>
+      settings.tools === "never" ||
+      (settings.tools === "auto" &&
+        server.getClientCapabilities()?.extensions?.[SKILLS_EXTENSION] !== undefined)
+
+    const handlers: Record<string, Handler> = {
+      "tools/list": async (input, extra) => {
+        params(ListParams, "tools/list")(input)
+        if (toolsHidden()) return { tools: [] }
+        const placed = settings.catalogPlacement === "tool" || settings.catalogPlacement === "both"
+        return runner.request(
+          Effect.map(catalog.snapshot, (current) => ({
+            tools: toolDefinitions(current, placed ? settings.catalogBudget : 0),
+          })),
+          extra.signal,
+        )
+      },
+      "tools/call": async (input, extra) => {
+        const { name, arguments: args } = params(CallToolParams, "tools/call")(input)
+        return runner.tool(callTool(name, args), extra.signal)
+      },
+      "prompts/list": async (input, extra) =>
+        runner.request(listPrompts(params(ListPromptsParams, "prompts/list")(input)), extra.signal),
+      "prompts/get": async (input, extra) =>
+        runner.request(getPrompt(params(GetPromptParams, "prompts/get")(input)), extra.signal),
+      "resources/list": async (input, extra) =>
+        runner.request(listResources(params(ListResourcesParams, "resources/list")(input)), extra.signal),
+      "resources/templates/list": async (input) => {
+        params(ListParams, "resources/templates/list")(input)
+        return { resourceTemplates: resourceTemplates() }
+      },
+      "resources/read": async (input, extra) =>
+        runner.request(readResource(params(UriParams, "resources/read")(input)), extra.signal),
+      "resources/directory/read": async (input, extra) =>
+        runner.request(
+          readDirectory(params(DirectoryReadParams, "resources/directory/read")(input)),
+          extra.signal,
+        ),
+      "resources/subscribe": async (input, extra) => {
+        const { uri } = params(UriParams, "resources/subscribe")(input)
+        return runner.request(
+          Effect.gen(function* () {
+            const target = yield* resolveUri(yield* catalog.snapshot, uri)
+            if (target._tag === "Skill") {
+              yield* files.resolve(
+                target.skill,
+                target.rest.length === 0 ? SKILL_FILE : target.rest.join("/"),
+              )
+            }
+            subscriptions.set(uri, yield* observe(uri))
+            yield* hooks.subscribed
+            return {}
+          }),
+          extra.signal,
+        )
+      },
+      "resources/unsubscribe": async (input) => {
+        const { uri } = params(UriParams, "resources/unsubscribe")(input)
+        subscriptions.delete(uri)
+        return {}
+      },
+      "skills/list": async (input, extra) =>
+        runner.request(listSkills(params(ListSkillsParams, "skills/list")(input), logLeftOut), extra.signal),
+      "skills/get": async (input, extra) =>
+        runner.request(getSkill(params(GetSkillParams, "skills/get")(input)), extra.signal),
+      "completion/complete": async (input, extra) =>
+        runner.request(complete(params(CompleteParams, "completion/complete")(input)), extra.signal),
+      "logging/setLevel": async (input) => {
+        clientLog.level = params(SetLevelParams, "logging/setLevel")(input).level
+        return {}
+      },
+    }
+
+    // The SDK registers its own logging/setLevel handler (zod, errors as -32603); ours decodes
+    // with Schema like every other method.
+    server.removeRequestHandler("logging/setLevel")
+    server.fallbackRequestHandler = async (request: JSONRPCRequest, extra: Extra) => {
+      const handler = Object.hasOwn(handlers, request.method) ? handlers[request.method] : undefined
+      if (handler === undefined) {
+        throw new ProtocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`)
+      }
+      return handler(request.params, extra)
+    }
+
+    /** Sends `notifications/resources/updated` for each subscribed URI whose content changed. */
+    const checkSubscriptions = Effect.suspend(() =>
+      Effect.forEach(
+        [...subscriptions.entries()],
+        ([uri, before]) =>
+          Effect.gen(function* () {
+            const now = yield* observe(uri)
+            if (before.signature === now.signature || !subscriptions.has(uri)) return
+            subscriptions.set(uri, now)
+            yield* Effect.promise(() => server.sendResourceUpdated({ uri }).catch(() => undefined))
+          }),
+        { discard: true },
+      ),
+    )
+
+    server.oninitialized = () => {
+      clientLog.server = server
+    }
+
+    return {
+      server,
+      checkSubscriptions,
+      hasSubscriptions: () => subscriptions.size > 0,
+      /** Folders holding subscribed files (watched too). */
+      subscribedFolders: () =>
+        [...subscriptions.values()].flatMap((entry) => (entry.folder ? [entry.folder] : [])),
+      isInitialized: () => clientLog.server !== undefined,
+    }
+  })
+
+/** What `serve` does when the server's state changes. */
+interface ServerHooks {
+  /** After a subscription: watch the subscribed file's folder. */
+  subscribed: Effect.Effect<void>
+}
+
+/**
+ * Where log lines also go: to the client, at or above the level it set (default warning),
+ * once it has initialized.
+ */
+interface ClientLog {
+  level: LoggingLevel
+  server: Server | undefined
+}
+
+const clientLogger = (sink: ClientLog) =>
+  Logger.make<unknown, void>(({ logLevel, message }) => {
+    const level = levelOf(logLevel)
+    if (sink.server === undefined || severity(level) < severity(sink.level)) return
+    const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
+    sink.server.sendLoggingMessage({ level, logger: SERVER_NAME, data: text }).catch(() => undefined)
+  })
+
+/** Every folder the watcher should follow for a catalog: collections, skill folders, broken skills. */
+const foldersToWatch = (snapshot: Snapshot) => [
+  ...snapshot.folders,
+  ...snapshot.skills.map((skill) => skill.dir),
+  ...snapshot.skipped.map((skipped) => path.dirname(skipped.file)),
+]
 
 /**
  * Serves MCP on `input`/`output` until the input ends; then waits (briefly) for the
  * requests in flight to be answered and closes the server.
  */
-export const serve = (io: { readonly input: Readable; readonly output: Writable }) =>
-  Effect.gen(function* () {
+export const serve = (io: { readonly input: Readable; readonly output: Writable }) => {
+  const clientLog: ClientLog = { level: "warning", server: undefined }
+  const hooks: ServerHooks = { subscribed: Effect.void }
+  return Effect.gen(function* () {
+    const settings = yield* Settings
     const catalog = yield* Catalog
-    const server = yield* makeServer
+    const made = yield* makeServer(clientLog, hooks)
+    const { server } = made
     const ended = yield* Deferred.make<void>()
     const transport = new LineTransport(io.input, io.output, {
       onEnd: () => Deferred.unsafeDone(ended, Exit.void),
     })
-    let initialized = false
-    server.oninitialized = () => {
-      initialized = true
-    }
-    const runtime = yield* Effect.runtime<never>()
     server.onerror = (error) => {
-      Runtime.runFork(runtime)(Effect.logDebug(`MCP transport: ${error.message}`))
+      process.stderr.write(
+        `${JSON.stringify({ message: `MCP transport: ${error.message}`, logLevel: "DEBUG" })}\n`,
+      )
     }
     yield* Effect.acquireRelease(
       Effect.promise(() => server.connect(transport)),
       () => Effect.promise(() => server.close()),
     )
+
+    // Catalog changes: one notification of each kind per change.
     yield* catalog.changes.pipe(
       Stream.runForEach(() =>
-        initialized ? Effect.promise(() => server.sendToolListChanged().catch(() => undefined)) : Effect.void,
+        made.isInitialized()
+          ? Effect.promise(async () => {
+              if (settings.tools !== "never") await server.sendToolListChanged().catch(() => undefined)
+              await server.sendPromptListChanged().catch(() => undefined)
+              await server.sendResourceListChanged().catch(() => undefined)
+            })
+          : Effect.void,
       ),
       Effect.forkScoped,
     )
+
+    if (settings.watch) {
+      const watcher = yield* Watcher
+      const syncWatches = Effect.flatMap(catalog.peek, (snapshot) =>
+        watcher.sync([...foldersToWatch(snapshot), ...made.subscribedFolders()]),
+      )
+      yield* syncWatches
+      hooks.subscribed = Effect.asVoid(syncWatches)
+      yield* watcher.changes.pipe(
+        Stream.runForEach(() =>
+          catalog.refresh.pipe(Effect.zipRight(syncWatches), Effect.zipRight(made.checkSubscriptions)),
+        ),
+        Effect.forkScoped,
+      )
+    } else {
+      yield* Effect.suspend(() => (made.hasSubscriptions() ? made.checkSubscriptions : Effect.void)).pipe(
+        Effect.repeat({ schedule: Schedule.spaced(SUBSCRIPTION_POLL) }),
+        Effect.forkScoped,
+      )
+    }
+
     yield* Deferred.await(ended)
     yield* Effect.promise(() => transport.whenIdle()).pipe(Effect.timeoutOption(DRAIN_TIMEOUT))
-  })
+  }).pipe(Effect.provide(Logger.add(clientLogger(clientLog))))
+}

@@ -1,38 +1,121 @@
 /**
- * Prompts: `init-skills`, the usage guide (the same text as `skills-mcp instructions`).
+ * Prompts: `init-skills` (the usage guide, the same text as `skills-mcp instructions`),
+ * `skill {name}` (load any skill; its argument completes), and one prompt per skill, named by
+ * its id. A skill prompt embeds SKILL.md as a resource meant for the assistant.
  */
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import { InvalidArgument } from "../Errors.js"
+import type { Skill, Snapshot } from "../Catalog.js"
+import { Catalog, findSkill, paginate } from "../Catalog.js"
+import { InvalidArgument, SkillNotFound } from "../Errors.js"
 import { usageGuide } from "../instructions.js"
+import { Settings } from "../Settings.js"
+import { SkillFiles } from "../SkillFiles.js"
+import { skillResourceUri } from "./resources.js"
 
 export const INIT_SKILLS = "init-skills"
+export const SKILL_PROMPT = "skill"
+const BUILT_IN = new Set([INIT_SKILLS, SKILL_PROMPT])
 
 export const GetPromptParams = Schema.Struct({
   name: Schema.String,
   arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
 })
+export const ListPromptsParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
 
-export const promptDefinitions = (): Array<Prompt> => [
+const builtIns: ReadonlyArray<Prompt> = [
   {
     name: INIT_SKILLS,
     title: "Use Agent Skills",
     description:
       "How to find, load and use the Agent Skills this server provides (the skills-mcp usage guide).",
   },
+  {
+    name: SKILL_PROMPT,
+    title: "Load a skill",
+    description: "Load one skill's instructions (its SKILL.md) into the conversation.",
+    arguments: [
+      { name: "name", description: "The skill's id or name (completes as you type).", required: true },
+    ],
+  },
 ]
 
-export const getPrompt = (
-  params: typeof GetPromptParams.Type,
-): Effect.Effect<GetPromptResult, InvalidArgument> =>
-  params.name === INIT_SKILLS
-    ? Effect.succeed({
+/** Skills that get a prompt of their own: those whose id does not clash with a built-in prompt. */
+const promptedSkills = (snapshot: Snapshot) => snapshot.skills.filter((skill) => !BUILT_IN.has(skill.id))
+
+export const listPrompts = (params: typeof ListPromptsParams.Type) =>
+  Effect.gen(function* () {
+    const catalog = yield* Catalog
+    const { protocolPageSize } = yield* Settings
+    const snapshot = yield* catalog.snapshot
+    const all: ReadonlyArray<Prompt | Skill> = [...builtIns, ...promptedSkills(snapshot)]
+    const { page, nextCursor } = yield* paginate(all, protocolPageSize, params.cursor)
+    const prompts = page.map(
+      (item): Prompt =>
+        "id" in item ? { name: item.id, title: item.name, description: item.description } : item,
+    )
+    return { prompts, ...(nextCursor === undefined ? {} : { nextCursor }) }
+  })
+
+/** A skill as a prompt: a line naming it and its base directory, then SKILL.md for the assistant. */
+const skillPrompt = (snapshot: Snapshot, skill: Skill) =>
+  Effect.gen(function* () {
+    const files = yield* SkillFiles
+    const file = yield* files.readText(skill, "SKILL.md")
+    const result: GetPromptResult = {
+      description: skill.description,
+      messages: [
+        {
+          role: "user",
+          content: {
+            type: "text",
+            text: `Use the skill '${skill.id}'. Its instructions follow; relative paths in them resolve against its base directory: ${skill.dir}`,
+          },
+        },
+        {
+          role: "user",
+          content: {
+            type: "resource",
+            resource: { uri: skillResourceUri(snapshot, skill), mimeType: "text/markdown", text: file.text },
+            annotations: { audience: ["assistant"], priority: 1 },
+          },
+        },
+      ],
+    }
+    return result
+  })
+
+export const getPrompt = (params: typeof GetPromptParams.Type) =>
+  Effect.gen(function* () {
+    if (params.name === INIT_SKILLS) {
+      const result: GetPromptResult = {
         description: "How to use the Agent Skills this server provides.",
         messages: [{ role: "user", content: { type: "text", text: usageGuide({ xml: true }) } }],
-      })
-    : Effect.fail(
-        new InvalidArgument({
+      }
+      return result
+    }
+    const catalog = yield* Catalog
+    const snapshot = yield* catalog.snapshot
+    if (params.name === SKILL_PROMPT) {
+      const wanted = params.arguments?.name
+      if (wanted === undefined || wanted.trim() === "") {
+        return yield* new InvalidArgument({
           argument: "name",
-          reason: `no prompt '${params.name.slice(0, 100)}'; call prompts/list to see the prompts`,
-        }),
-      )
+          reason: "the skill prompt needs the skill's id or name",
+        })
+      }
+      const skill = yield* catalog.get(wanted)
+      return yield* skillPrompt(snapshot, skill)
+    }
+    const skill = BUILT_IN.has(params.name) ? undefined : snapshot.byId.get(params.name)
+    if (skill === undefined) {
+      const known = findSkill(snapshot, params.name)
+      return yield* known === undefined
+        ? new InvalidArgument({
+            argument: "name",
+            reason: `no prompt '${params.name.slice(0, 100)}'; call prompts/list to see the prompts`,
+          })
+        : new SkillNotFound({ query: params.name, suggestions: [known.id] })
+    }
+    return yield* skillPrompt(snapshot, skill)
+  })

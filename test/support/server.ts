@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
 
 export const PROJECT = fileURLToPath(new URL("../..", import.meta.url))
 export const BIN = path.join(PROJECT, "dist", "bin.cjs")
@@ -25,6 +26,8 @@ export const copyFixtures = async (): Promise<string> => {
 
 export interface RunningServer {
   readonly client: Client
+  /** Every notification the server sent, in order. */
+  readonly notifications: Array<{ readonly method: string; readonly params?: unknown }>
   readonly transport: StdioClientTransport
   /** Everything the server wrote to stderr so far. */
   readonly stderr: () => string
@@ -39,6 +42,8 @@ export const startServer = async (
     readonly cwd?: string
     readonly env?: Record<string, string>
     readonly clientName?: string
+    /** Capabilities the client declares (e.g. the Skills extension). */
+    readonly capabilities?: ClientCapabilities
   } = {},
 ): Promise<RunningServer> => {
   const transport = new StdioClientTransport({
@@ -53,10 +58,24 @@ export const startServer = async (
     stderr += chunk.toString("utf8")
   })
   const protocolErrors: Array<Error> = []
-  const client = new Client({ name: options.clientName ?? "skills-mcp-e2e", version: "1.0.0" })
+  const client = new Client(
+    { name: options.clientName ?? "skills-mcp-e2e", version: "1.0.0" },
+    { capabilities: options.capabilities ?? {} },
+  )
   client.onerror = (error) => protocolErrors.push(error)
+  const notifications: Array<{ method: string; params?: unknown }> = []
+  client.fallbackNotificationHandler = async (notification) => {
+    notifications.push(notification)
+  }
   await client.connect(transport)
-  return { client, transport, stderr: () => stderr, protocolErrors, close: () => client.close() }
+  return {
+    client,
+    transport,
+    notifications,
+    stderr: () => stderr,
+    protocolErrors,
+    close: () => client.close(),
+  }
 }
 
 export interface RawRun {
@@ -116,3 +135,16 @@ export const jsonRpcLines = (stdout: string): Array<Record<string, unknown>> =>
       }
       return parsed as Record<string, unknown>
     })
+
+/** Waits until `check` passes (it throws until then), or fails with its last error after `timeoutMs`. */
+export const eventually = async <A>(check: () => A | Promise<A>, timeoutMs = 10_000): Promise<A> => {
+  const started = Date.now()
+  for (;;) {
+    try {
+      return await check()
+    } catch (error) {
+      if (Date.now() - started > timeoutMs) throw error
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * `skill://` URIs (MCP Skills extension, SEP-2640): building them from skills and files, and
+ * parsing a client's URI into decoded path segments without trusting any of it.
+ *
+ * A published skill lives at `skill://<skill-path>/...`, where `<skill-path>` is its folder
+ * path below the collection with the last segment replaced by the frontmatter `name`. For
+ * older clients, `skill://<id>` reads SKILL.md and `skill://<id>/_manifest` its file list.
+ */
+import { Either } from "effect"
+
+export const SCHEME = "skill://"
+/** The catalog as `<available_skills>` XML. */
+export const PROMPT_XML_URI = "skill://prompt-xml"
+/** The file list (sizes, digests) of a skill, for clients written before the extension. */
+export const MANIFEST_SEGMENT = "_manifest"
+/** Longest URI accepted. */
+export const MAX_URI_CHARS = 4096
+
+/** The part of a skill URIs are made from. */
+export interface UriSubject {
+  readonly name: string
+  /** Folder path below the collection (last segment: the skill folder). */
+  readonly segments: ReadonlyArray<string>
+}
+
+/** `<skill-path>` as segments: the folder path with the last segment replaced by the name. */
+export const skillPathOf = (skill: UriSubject): ReadonlyArray<string> => [
+  ...skill.segments.slice(0, -1),
+  skill.name,
+]
+
+/** The lookup key of a skill path (decoded segments joined with `/`). */
+export const pathKey = (segments: ReadonlyArray<string>): string => segments.join("/")
+
+const encodeSegments = (segments: ReadonlyArray<string>) => segments.map(encodeURIComponent).join("/")
+
+/** `skill://<skill-path>`: the skill's root directory resource. */
+export const skillRootUri = (skillPath: ReadonlyArray<string>): string =>
+  `${SCHEME}${encodeSegments(skillPath)}`
+
+/** `skill://<skill-path>/<file-path>`; `relative` is `/`-separated ("" is the root). */
+export const fileUri = (skillPath: ReadonlyArray<string>, relative: string): string =>
+  relative === ""
+    ? skillRootUri(skillPath)
+    : `${skillRootUri(skillPath)}/${encodeSegments(relative.split("/"))}`
+
+/** `skill://<skill-path>/SKILL.md`. */
+export const skillMdUri = (skillPath: ReadonlyArray<string>): string => fileUri(skillPath, "SKILL.md")
+
+/**
+ * Decoded segments of a `skill://` URI, or why it is not one this server could serve:
+ * other schemes, queries, fragments, empty segments, undecodable escapes, and segments
+ * that decode to `.`, `..`, or contain a separator or NUL are refused.
+ */
+export const parseSkillUri = (uri: string): Either.Either<ReadonlyArray<string>, string> => {
+  if (uri.length > MAX_URI_CHARS) return Either.left(`the URI is longer than ${MAX_URI_CHARS} characters`)
+  if (!uri.startsWith(SCHEME)) return Either.left("only skill:// URIs are served here")
+  const rest = uri.slice(SCHEME.length)
+  if (/[?#\s\\]/.test(rest) || /\p{Cc}/u.test(rest)) {
+    return Either.left("skill:// URIs carry no query, fragment, whitespace, backslash or control character")
+  }
+  const raw = rest.split("/")
+  const segments: Array<string> = []
+  for (const part of raw) {
+    if (part === "") return Either.left("empty path segment")
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(part)
+    } catch {
+      return Either.left("invalid percent-encoding")
+    }
+    if (decoded === "." || decoded === ".." || /[/\\\0]/.test(decoded)) {
+      return Either.left("path segments may not be '.', '..' or contain separators")
+    }
+    segments.push(decoded)
+  }
+  return Either.right(segments)
+}
+
+/** What a `skill://` URI names. */
+export type UriTarget<S> =
+  | { readonly _tag: "PromptXml" }
+  | {
+      readonly _tag: "Skill"
+      readonly skill: S
+      /** The URI path of the skill: its `<skill-path>` when published, else its id (older clients). */
+      readonly base: ReadonlyArray<string>
+      /** True when `base` is the published `<skill-path>`. */
+      readonly published: boolean
+      /** Path segments inside the skill ([] for the skill itself). */
+      readonly rest: ReadonlyArray<string>
+    }
+
+export interface UriIndex<S> {
+  readonly bySkillPath: ReadonlyMap<string, S>
+  readonly byId: ReadonlyMap<string, S>
+}
+
+/**
+ * Resolves decoded URI segments: `prompt-xml`, then the longest published `<skill-path>`
+ * prefix, then a skill id (URIs of clients written before the extension).
+ */
+export const resolveSegments = <S>(
+  index: UriIndex<S>,
+  segments: ReadonlyArray<string>,
+): UriTarget<S> | undefined => {
+  if (segments.length === 1 && PROMPT_XML_URI === `${SCHEME}${segments[0]}`) return { _tag: "PromptXml" }
+  for (let length = segments.length; length > 0; length--) {
+    const base = segments.slice(0, length)
+    const skill = index.bySkillPath.get(pathKey(base))
+    if (skill !== undefined)
+      return { _tag: "Skill", skill, base, published: true, rest: segments.slice(length) }
+  }
+  const [first, ...rest] = segments
+  const skill = first === undefined ? undefined : index.byId.get(first)
+  return skill === undefined || first === undefined
+    ? undefined
+    : { _tag: "Skill", skill, base: [first], published: false, rest }
+}

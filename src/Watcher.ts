@@ -1,0 +1,94 @@
+/**
+ * Watcher: turns file changes into batches of changed paths, debounced.
+ *
+ * Node's own `fs.watch`, one non-recursive watch per folder that matters (roots, groups, skill
+ * folders, and the folders of subscribed files), rather than a recursive watcher: a recursive
+ * watch crawls and watches every folder of every skill (references, scripts, assets), which is
+ * most of the memory and start-up of watcher-based peers, while a new skill, a removed one and
+ * an edited SKILL.md all show up in the folders watched here. No native addon is needed (the
+ * bundled bin stays one file). Watches never keep the process alive, and when the system
+ * refuses more of them (inotify limits) the server says so once and relies on the per-request
+ * check instead.
+ */
+import type { FSWatcher } from "node:fs"
+import { watch } from "node:fs"
+import * as path from "node:path"
+import { Effect, Queue, Runtime, Stream } from "effect"
+
+/** Changes closer together than this are delivered as one batch. */
+export const DEBOUNCE_MS = 75
+
+export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
+  scoped: Effect.gen(function* () {
+    const runtime = yield* Effect.runtime<never>()
+    const log = (message: string) => Runtime.runFork(runtime)(Effect.logWarning(message))
+    const batches = yield* Effect.acquireRelease(Queue.unbounded<ReadonlyArray<string>>(), Queue.shutdown)
+    const watchers = new Map<string, FSWatcher>()
+    let pending = new Set<string>()
+    let timer: NodeJS.Timeout | undefined
+    let warned = false
+
+    const flush = () => {
+      timer = undefined
+      const batch = [...pending]
+      pending = new Set()
+      if (batch.length > 0) batches.unsafeOffer(batch)
+    }
+
+    const changed = (dir: string, filename: string | Buffer | null) => {
+      pending.add(filename === null ? dir : path.join(dir, filename.toString()))
+      if (timer === undefined) timer = setTimeout(flush, DEBOUNCE_MS).unref()
+    }
+
+    const unwatch = (dir: string) => {
+      watchers.get(dir)?.close()
+      watchers.delete(dir)
+    }
+
+    const add = (dir: string) => {
+      try {
+        const watcher = watch(dir, { persistent: false }, (_event, filename) => changed(dir, filename))
+        watcher.on("error", () => {
+          // The folder went away (or the watch broke): its parent's watch reports the change.
+          unwatch(dir)
+          changed(dir, null)
+        })
+        watchers.set(dir, watcher)
+      } catch (error) {
+        const code =
+          typeof error === "object" && error !== null && "code" in error ? String(error.code) : "unknown"
+        if ((code === "ENOSPC" || code === "EMFILE") && !warned) {
+          warned = true
+          log(
+            `Cannot watch more folders (${code}: the system's limit on file watches is reached, ${watchers.size} watched). Changes elsewhere show up on the next request instead.`,
+          )
+        }
+      }
+    }
+
+    /** Watches exactly these folders: new ones are added, ones no longer listed are released. */
+    const sync = (dirs: Iterable<string>) =>
+      Effect.sync(() => {
+        const wanted = new Set(dirs)
+        for (const dir of watchers.keys()) if (!wanted.has(dir)) unwatch(dir)
+        for (const dir of wanted) if (!watchers.has(dir)) add(dir)
+        return watchers.size
+      })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        if (timer !== undefined) clearTimeout(timer)
+        for (const watcher of watchers.values()) watcher.close()
+        watchers.clear()
+      }),
+    )
+
+    return {
+      sync,
+      /** Batches of changed paths (files or folders), after the debounce. */
+      changes: Stream.fromQueue(batches),
+      /** How many folders are watched now. */
+      size: Effect.sync(() => watchers.size),
+    } as const
+  }),
+}) {}

@@ -1,0 +1,188 @@
+/**
+ * Resources: every file of a skill at `skill://<skill-path>/<file-path>` (text as `text`,
+ * binary as base64 `blob`), each skill's SKILL.md listed, `skill://prompt-xml` (the catalog
+ * for system prompts), `resources/directory/read`, and the URIs of clients written before
+ * the Skills extension (`skill://<id>`, `skill://<id>/_manifest`). Unknown or escaping URIs
+ * are JSON-RPC -32602, under the same containment rules as read_skill_file.
+ */
+import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Either, Schema } from "effect"
+import type { Skill, Snapshot } from "../Catalog.js"
+import { Catalog, decodeCursor, encodeCursor, paginate } from "../Catalog.js"
+import { InvalidArgument, UnknownUri } from "../Errors.js"
+import { renderAvailableSkills } from "../instructions.js"
+import { statOrNull } from "../Paths.js"
+import { defaults, Settings } from "../Settings.js"
+import { isBinary, mimeTypeOf, SkillFiles } from "../SkillFiles.js"
+import type { UriTarget } from "../Uris.js"
+import {
+  fileUri,
+  MANIFEST_SEGMENT,
+  PROMPT_XML_URI,
+  parseSkillUri,
+  pathKey,
+  resolveSegments,
+  skillMdUri,
+  skillPathOf,
+} from "../Uris.js"
+import { CACHE_HINTS } from "./skills.js"
+
+export const UriParams = Schema.Struct({ uri: Schema.String })
+export const DirectoryReadParams = Schema.Struct({
+  uri: Schema.String,
+  cursor: Schema.optional(Schema.String),
+})
+export const ListResourcesParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
+
+/** Any file of any skill; `skill` is a `<skill-path>` (or an id), `path` a file path inside it. */
+export const SKILL_FILE_TEMPLATE = "skill://{+skill}/{+path}"
+export const DIRECTORY_MIME = "inode/directory"
+
+/** Where a skill's files live in URI space: its published `<skill-path>`, else its id. */
+export const addressOf = (snapshot: Snapshot, skill: Skill) => {
+  const skillPath = skillPathOf(skill)
+  const published = snapshot.bySkillPath.get(pathKey(skillPath)) === skill
+  return { base: published ? skillPath : [skill.id], published }
+}
+
+/** The URI of a skill's SKILL.md as a resource: `skill://<skill-path>/SKILL.md`, or `skill://<id>`. */
+export const skillResourceUri = (snapshot: Snapshot, skill: Skill): string => {
+  const { base, published } = addressOf(snapshot, skill)
+  return published ? skillMdUri(base) : fileUri(base, "")
+}
+
+export const resolveUri = (snapshot: Snapshot, uri: string): Effect.Effect<UriTarget<Skill>, UnknownUri> => {
+  const segments = parseSkillUri(uri)
+  if (Either.isLeft(segments)) return Effect.fail(new UnknownUri({ uri, reason: segments.left }))
+  const target = resolveSegments(snapshot, segments.right)
+  return target === undefined
+    ? Effect.fail(
+        new UnknownUri({ uri, reason: "no skill is served there; see resources/list or skills/list" }),
+      )
+    : Effect.succeed(target)
+}
+
+/** The catalog as `<available_skills>` XML with each skill's URI, for hosts' system prompts. */
+export const promptXml = (snapshot: Snapshot, budget: number): string =>
+  renderAvailableSkills(
+    snapshot.skills.map((skill) => ({
+      id: skill.id,
+      name: skill.name,
+      description: skill.description,
+      uri: skillResourceUri(snapshot, skill),
+    })),
+    budget > 0 ? budget : defaults.catalogBudget,
+  )
+
+const promptXmlResource: Resource = {
+  uri: PROMPT_XML_URI,
+  name: "prompt-xml",
+  title: "Skills catalog for system prompts",
+  description: "The available skills as <available_skills> XML, to place in a system prompt.",
+  mimeType: "application/xml",
+}
+
+export const listResources = (params: typeof ListResourcesParams.Type) =>
+  Effect.gen(function* () {
+    const catalog = yield* Catalog
+    const { protocolPageSize } = yield* Settings
+    const snapshot = yield* catalog.snapshot
+    const all: ReadonlyArray<Resource | Skill> = [promptXmlResource, ...snapshot.skills]
+    const { page, nextCursor } = yield* paginate(all, protocolPageSize, params.cursor)
+    const resources = page.map((item): Resource => {
+      if (!("id" in item)) return item
+      const { published } = addressOf(snapshot, item)
+      return {
+        uri: skillResourceUri(snapshot, item),
+        name: published ? item.name : item.id,
+        ...(published || item.name === item.id ? {} : { title: item.name }),
+        description: item.description,
+        mimeType: "text/markdown",
+        size: item.fingerprint.size,
+      }
+    })
+    return { resources, ...(nextCursor === undefined ? {} : { nextCursor }) }
+  })
+
+export const resourceTemplates = (): Array<ResourceTemplate> => [
+  {
+    uriTemplate: SKILL_FILE_TEMPLATE,
+    name: "skill-file",
+    title: "A file of a skill",
+    description:
+      "Any file of a skill: skill is the skill's path (see resources/list), path the file inside it, e.g. references/guide.md.",
+  },
+]
+
+export const readResource = (params: typeof UriParams.Type) =>
+  Effect.gen(function* () {
+    const catalog = yield* Catalog
+    const files = yield* SkillFiles
+    const settings = yield* Settings
+    const snapshot = yield* catalog.snapshot
+    const target = yield* resolveUri(snapshot, params.uri)
+    const contents = yield* Effect.gen(function* () {
+      if (target._tag === "PromptXml") {
+        return {
+          uri: params.uri,
+          mimeType: "application/xml",
+          text: promptXml(snapshot, settings.catalogBudget),
+        }
+      }
+      const { skill, rest } = target
+      if (rest.length === 1 && rest[0] === MANIFEST_SEGMENT) {
+        const manifest = yield* files.manifest(skill)
+        const json = {
+          skill: skill.id,
+          files: manifest.files.map((file) => ({ path: file.path, size: file.size, hash: file.digest })),
+        }
+        return { uri: params.uri, mimeType: "application/json", text: JSON.stringify(json, null, 2) }
+      }
+      const relative = rest.length === 0 ? "SKILL.md" : rest.join("/")
+      const resolved = yield* files.resolve(skill, relative)
+      if ((yield* statOrNull(resolved.real))?.isDirectory() === true) {
+        return yield* new InvalidArgument({
+          argument: "uri",
+          reason: `${params.uri.slice(0, 300)} is a folder; list it with resources/directory/read`,
+        })
+      }
+      const file = yield* files.readBytes(skill, resolved.relative)
+      return isBinary(file.bytes)
+        ? { uri: params.uri, mimeType: file.mimeType, blob: Buffer.from(file.bytes).toString("base64") }
+        : { uri: params.uri, mimeType: file.mimeType, text: Buffer.from(file.bytes).toString("utf8") }
+    })
+    return { contents: [contents], resultType: "complete" as const, ...CACHE_HINTS }
+  })
+
+export const readDirectory = (params: typeof DirectoryReadParams.Type) =>
+  Effect.gen(function* () {
+    const catalog = yield* Catalog
+    const files = yield* SkillFiles
+    const { protocolPageSize } = yield* Settings
+    const snapshot = yield* catalog.snapshot
+    const target = yield* resolveUri(snapshot, params.uri)
+    const notDirectory = new UnknownUri({ uri: params.uri, reason: "it is not a directory resource" })
+    if (target._tag !== "Skill") return yield* notDirectory
+    const start = params.cursor === undefined ? 0 : yield* decodeCursor(params.cursor)
+    const { entries, more } = yield* files
+      .children(target.skill, target.rest.join("/"), start, protocolPageSize)
+      .pipe(
+        Effect.catchTags({
+          InvalidArgument: () => Effect.fail(notDirectory),
+          FileNotFound: () => Effect.fail(notDirectory),
+        }),
+      )
+    const resources = entries.map(
+      (entry): Resource => ({
+        uri: fileUri(target.base, entry.path),
+        name: entry.path.slice(entry.path.lastIndexOf("/") + 1),
+        mimeType: entry.type === "directory" ? DIRECTORY_MIME : mimeTypeOf(entry.path),
+        ...(entry.size === undefined ? {} : { size: entry.size }),
+      }),
+    )
+    return {
+      resultType: "complete" as const,
+      resources,
+      ...(more ? { nextCursor: encodeCursor(start + protocolPageSize) } : {}),
+    }
+  })

@@ -1,0 +1,122 @@
+/**
+ * The MCP Skills extension (SEP-2640): `skills/list` and `skills/get`. An entry is a skill's
+ * SKILL.md URI, its frontmatter verbatim and every file with its size and SHA-256 digest;
+ * digests are computed on first request and cached by file fingerprint.
+ */
+import { Effect, Either, Schema } from "effect"
+import type { Skill, Snapshot } from "../Catalog.js"
+import { Catalog, paginate } from "../Catalog.js"
+import { SkillNotPublished, UnknownUri } from "../Errors.js"
+import { Settings } from "../Settings.js"
+import { SkillFiles } from "../SkillFiles.js"
+import { fileUri, parseSkillUri, resolveSegments, skillMdUri, skillPathOf } from "../Uris.js"
+
+export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+
+/** Freshness hint and cache scope of extension results: the files can change at any time. */
+export const CACHE_HINTS = { ttlMs: 0, cacheScope: "private" } as const
+
+export const ListSkillsParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
+export const GetSkillParams = Schema.Struct({ uri: Schema.String })
+
+export interface SkillEntry {
+  readonly uri: string
+  readonly frontmatter: Readonly<Record<string, unknown>>
+  readonly resources: ReadonlyArray<{ readonly uri: string; readonly digest: string; readonly size: number }>
+}
+
+/** A published skill's entry; fails with SkillNotPublished when it is over a limit. */
+export const skillEntry = (skill: Skill) =>
+  Effect.gen(function* () {
+    const files = yield* SkillFiles
+    const manifest = yield* files.manifest(skill)
+    const skillPath = skillPathOf(skill)
+    if (manifest.frontmatter.fields.name !== skill.name) {
+      return yield* new SkillNotPublished({
+        skillId: skill.id,
+        reason: "its SKILL.md changed while it was being listed; list again",
+      })
+    }
+    const entry: SkillEntry = {
+      uri: skillMdUri(skillPath),
+      frontmatter: manifest.frontmatter.raw,
+      resources: manifest.files.map((file) => ({
+        uri: fileUri(skillPath, file.path),
+        digest: file.digest,
+        size: file.size,
+      })),
+    }
+    return entry
+  })
+
+/** Logs why a skill is left out of a listing, once per skill and reason (one per server). */
+export const makeLeftOutLog = () => {
+  const reported = new Set<string>()
+  return (skill: Skill, reason: string) =>
+    Effect.suspend(() => {
+      const key = `${skill.file}\n${reason}`
+      if (reported.has(key)) return Effect.void
+      reported.add(key)
+      return Effect.logWarning(`Skill '${skill.id}' is left out of skills/list: ${reason}`)
+    })
+}
+
+export const listSkills = (
+  params: typeof ListSkillsParams.Type,
+  logLeftOut: (skill: Skill, reason: string) => Effect.Effect<void>,
+) =>
+  Effect.gen(function* () {
+    const catalog = yield* Catalog
+    const { protocolPageSize } = yield* Settings
+    const snapshot = yield* catalog.snapshot
+    const { page, nextCursor } = yield* paginate(snapshot.published, protocolPageSize, params.cursor)
+    const entries = yield* Effect.forEach(
+      page,
+      (skill) =>
+        skillEntry(skill).pipe(
+          Effect.map((entry): SkillEntry | undefined => entry),
+          Effect.catchTags({
+            SkillNotPublished: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+            SkillUnreadable: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+            MalformedFrontmatter: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+            FileTooLarge: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+            FileNotFound: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+            PathEscape: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+          }),
+        ),
+      { concurrency: 4 },
+    )
+    return {
+      resultType: "complete" as const,
+      skills: entries.filter((entry) => entry !== undefined),
+      ...(nextCursor === undefined ? {} : { nextCursor }),
+      ...CACHE_HINTS,
+    }
+  })
+
+/** The published skill whose SKILL.md a URI names, or -32602 saying why there is none. */
+export const publishedSkillAt = (snapshot: Snapshot, uri: string) => {
+  const unknown = (reason: string) => Effect.fail(new UnknownUri({ uri, reason }))
+  const segments = parseSkillUri(uri)
+  if (Either.isLeft(segments)) return unknown(segments.left)
+  const target = resolveSegments(snapshot, segments.right)
+  if (target?._tag === "Skill" && !target.published && target.rest.length <= 1) {
+    const unpublished = snapshot.unpublished.find((left) => left.id === target.skill.id)
+    if (unpublished !== undefined) {
+      return Effect.fail(new SkillNotPublished({ skillId: target.skill.id, reason: unpublished.reason }))
+    }
+  }
+  if (target?._tag !== "Skill" || !target.published || target.rest.join("/") !== "SKILL.md") {
+    return unknown("no skill is served there (a skill URI is skill://<skill-path>/SKILL.md; see skills/list)")
+  }
+  return Effect.succeed(target.skill)
+}
+
+export const getSkill = (params: typeof GetSkillParams.Type) =>
+  Effect.gen(function* () {
+    const catalog = yield* Catalog
+    const snapshot = yield* catalog.snapshot
+    const skill = yield* publishedSkillAt(snapshot, params.uri)
+    const entry = yield* skillEntry(skill)
+    return { resultType: "complete" as const, skill: entry, ...CACHE_HINTS }
+  })

@@ -1,0 +1,78 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Either } from "effect"
+import { fileUri, parseSkillUri, resolveSegments, skillMdUri, skillPathOf } from "../src/Uris.js"
+
+const skill = (id: string, name: string, segments: ReadonlyArray<string>) => ({ id, name, segments })
+
+describe("skill:// URIs", () => {
+  it("replaces the folder with the frontmatter name in the skill path", () => {
+    expect(skillPathOf(skill("template", "template-skill", ["template"]))).toEqual(["template-skill"])
+    expect(skillPathOf(skill("refunds", "refunds", ["acme", "billing", "refunds"]))).toEqual([
+      "acme",
+      "billing",
+      "refunds",
+    ])
+  })
+
+  it("builds URIs with each segment encoded", () => {
+    expect(skillMdUri(["acme", "billing", "refunds"])).toBe("skill://acme/billing/refunds/SKILL.md")
+    expect(fileUri(["my group", "pdf"], "references/a b.md")).toBe(
+      "skill://my%20group/pdf/references/a%20b.md",
+    )
+    expect(fileUri(["pdf"], "")).toBe("skill://pdf")
+  })
+
+  it("round-trips what it builds", () => {
+    const uri = fileUri(["été", "pdf"], "références/guide #1.md")
+    expect(parseSkillUri(uri)).toEqual(Either.right(["été", "pdf", "références", "guide #1.md"]))
+  })
+
+  it.each([
+    "file:///etc/passwd",
+    "skill://pdf/../secret",
+    "skill://pdf/%2e%2e/secret",
+    "skill://pdf/a%2fb",
+    "skill://pdf/a%5cb",
+    "skill://pdf//x",
+    "skill://pdf/x?y",
+    "skill://pdf/x#y",
+    "skill://pdf/%zz",
+    "skill://pdf/a%00b",
+    `skill://${"a/".repeat(3000)}b`,
+  ])("refuses %s", (uri) => {
+    expect(Either.isLeft(parseSkillUri(uri))).toBe(true)
+  })
+
+  it("resolves the longest published skill path, then ids, then prompt-xml", () => {
+    const group = skill("acme", "acme", ["acme"])
+    const nested = skill("refunds", "refunds", ["acme", "billing", "refunds"])
+    const human = skill("notes", "Release Notes", ["notes"])
+    const index = {
+      bySkillPath: new Map([
+        ["acme", group],
+        ["acme/billing/refunds", nested],
+      ]),
+      byId: new Map([
+        ["acme", group],
+        ["refunds", nested],
+        ["notes", human],
+      ]),
+    }
+    expect(resolveSegments(index, ["acme", "billing", "refunds", "SKILL.md"])).toMatchObject({
+      skill: nested,
+      published: true,
+      rest: ["SKILL.md"],
+    })
+    expect(resolveSegments(index, ["acme", "references", "x.md"])).toMatchObject({
+      skill: group,
+      rest: ["references", "x.md"],
+    })
+    expect(resolveSegments(index, ["notes", "_manifest"])).toMatchObject({
+      skill: human,
+      published: false,
+      rest: ["_manifest"],
+    })
+    expect(resolveSegments(index, ["prompt-xml"])).toEqual({ _tag: "PromptXml" })
+    expect(resolveSegments(index, ["nobody"])).toBeUndefined()
+  })
+})

@@ -1,0 +1,37 @@
+import * as fs from "node:fs/promises"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Stream } from "effect"
+import { Watcher } from "../src/Watcher.js"
+import { tempTree } from "./support/tree.js"
+
+describe("Watcher", () => {
+  it.scopedLive("reports changes in watched folders in debounced batches, and stops when released", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "a/SKILL.md": "x", "b/SKILL.md": "y", "unwatched/file": "z" })
+      const batches = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const watcher = yield* Watcher
+          expect(yield* watcher.sync([root, `${root}/a`])).toBe(2)
+          const first = yield* watcher.changes.pipe(Stream.take(1), Stream.runCollect, Effect.fork)
+          yield* Effect.promise(() => fs.writeFile(`${root}/unwatched/file`, "changed"))
+          yield* Effect.promise(() => fs.writeFile(`${root}/a/SKILL.md`, "edited"))
+          yield* Effect.promise(() => fs.writeFile(`${root}/a/SKILL.md`, "edited again"))
+          yield* Effect.promise(() => fs.mkdir(`${root}/c`))
+          const [batch] = yield* Fiber.join(first)
+          // Re-syncing releases folders no longer wanted.
+          expect(yield* watcher.sync([root])).toBe(1)
+          return batch ?? []
+        }).pipe(Effect.provide(Watcher.Default)),
+      )
+      expect(batches).toEqual(expect.arrayContaining([`${root}/a/SKILL.md`, `${root}/c`]))
+      expect(batches).not.toContain(`${root}/unwatched/file`)
+    }),
+  )
+
+  it.live("does not fail on folders that do not exist", () =>
+    Effect.gen(function* () {
+      const watcher = yield* Watcher
+      expect(yield* watcher.sync(["/no/such/folder/anywhere"])).toBe(0)
+    }).pipe(Effect.provide(Watcher.Default), Effect.scoped),
+  )
+})
