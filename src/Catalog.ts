@@ -4,14 +4,17 @@
  * `refreshIntervalMs` it re-runs discovery (a stat per skill) and re-parses only the
  * SKILL.md files whose fingerprint changed. Changes are published on `changes`.
  */
+import * as path from "node:path"
 import { Clock, Effect, Either, PubSub, Ref, Stream } from "effect"
 import type { Candidate, DiscoveryNotice } from "./Discovery.js"
 import { Discovery } from "./Discovery.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
-import { Frontmatter } from "./Frontmatter.js"
+import { MAX_FRONTMATTER_BYTES, readFrontmatter } from "./Frontmatter.js"
+import type { FsPort } from "./FsPort.js"
+import { asyncFs, mapLimit, syncFs } from "./FsPort.js"
 import type { Fingerprint } from "./Paths.js"
-import { sameFingerprint } from "./Paths.js"
+import { fingerprintOf, sameFingerprint } from "./Paths.js"
 import { Settings } from "./Settings.js"
 import { pathKey, skillMdUri, skillPathOf } from "./Uris.js"
 import type { Diagnostic } from "./Validation.js"
@@ -262,103 +265,182 @@ const describeChange = (before: Snapshot, after: ReadonlyArray<Skill>) => {
   return { added, removed, changed }
 }
 
+/**
+ * Lets the event loop run the I/O callbacks already due (a file watcher's events that arrived
+ * with a request), so the request sees changes made before it was sent.
+ */
+const nextIoTurn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/** What discovery last found: the candidates, in priority order, and what it noticed. */
+interface Discovered {
+  readonly candidates: ReadonlyArray<Candidate>
+  readonly notices: ReadonlyArray<DiscoveryNotice>
+  readonly folders: ReadonlyArray<string>
+}
+
 export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
   scoped: Effect.gen(function* () {
     const settings = yield* Settings
     const discovery = yield* Discovery
-    const frontmatter = yield* Frontmatter
+    const headCap = Math.min(settings.maxFileBytes, MAX_FRONTMATTER_BYTES)
+    /** Parse results by SKILL.md path, valid while the file's fingerprint holds. */
     const entries = new Map<string, Entry>()
     const state = yield* Ref.make(makeSnapshot({ skills: [] }))
     const changes = yield* Effect.acquireRelease(PubSub.unbounded<CatalogChange>(), PubSub.shutdown)
     const lock = yield* Effect.makeSemaphore(1)
+    let discovered: Discovered = { candidates: [], notices: [], folders: [] }
+    /** Skill folders of the last discovery (served, skipped or shadowed), for targeted refreshes. */
+    let candidateByDir = new Map<string, Candidate>()
     let lastCheck = Number.NEGATIVE_INFINITY
+    /**
+     * While a file watcher covers every folder: its not-yet-delivered changes. Requests then
+     * skip the disk sweep and only apply those.
+     */
+    let watched: Effect.Effect<ReadonlyArray<string>> | undefined
     /** The first scan builds the catalog; changes are published from then on. */
     let published = false
 
-    const parseCandidate = (candidate: Candidate): Effect.Effect<Parsed> =>
-      frontmatter.read(candidate.file).pipe(
-        Effect.match({
-          onFailure: (error): Parsed => ({
-            _tag: "Skipped",
-            skipped: {
-              id: candidate.id,
-              file: candidate.file,
-              root: candidate.root.path,
-              reason: error.reason,
-              ...(error.line === undefined ? {} : { line: error.line }),
-            },
-          }),
-          onSuccess: (parsed): Parsed => ({
-            _tag: "Skill",
-            skill: {
-              id: candidate.id,
-              name: parsed.fields.name,
-              description: parsed.fields.description,
-              dir: candidate.dir,
-              file: candidate.file,
-              root: candidate.root.path,
-              rootIndex: candidate.rootIndex,
-              segments: candidate.segments,
-              fingerprint: candidate.fingerprint,
-              frontmatter: { raw: parsed.raw, fields: parsed.fields, endLine: parsed.endLine },
-              diagnostics: checkSkill({ folder: candidate.id, frontmatter: parsed }),
-            },
-          }),
-        }),
-      )
-
-    /** Re-discovers, re-parses what changed, swaps the snapshot and publishes the change. */
-    const rescan = Effect.gen(function* () {
-      const { candidates, notices, folders } = yield* discovery.discover
-      const firstById = new Map<string, Candidate>()
-      const shadowed: Array<ShadowedSkill> = []
-      const kept: Array<Candidate> = []
-      let overLimit = 0
-      for (const candidate of candidates) {
-        const winner = firstById.get(candidate.id)
-        if (winner !== undefined) {
-          shadowed.push({ id: candidate.id, file: candidate.file, shadowedBy: winner.file })
-        } else if (kept.length >= settings.maxSkills) {
-          overLimit++
-        } else {
-          firstById.set(candidate.id, candidate)
-          kept.push(candidate)
+    const parseCandidate = async (port: FsPort, candidate: Candidate): Promise<Parsed> => {
+      const result = await readFrontmatter(port, candidate.file, headCap)
+      if (Either.isLeft(result)) {
+        const error = result.left
+        return {
+          _tag: "Skipped",
+          skipped: {
+            id: candidate.id,
+            file: candidate.file,
+            root: candidate.root.path,
+            reason: error.reason,
+            ...(error.line === undefined ? {} : { line: error.line }),
+          },
         }
       }
-      const parsed = yield* Effect.forEach(
-        kept,
-        (candidate) => {
-          const cached = entries.get(candidate.file)
-          return cached !== undefined && sameFingerprint(cached.fingerprint, candidate.fingerprint)
-            ? Effect.succeed(cached.parsed)
-            : Effect.tap(parseCandidate(candidate), (result) =>
-                Effect.sync(() =>
-                  entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result }),
-                ),
-              )
+      const parsed = result.right
+      return {
+        _tag: "Skill",
+        skill: {
+          id: candidate.id,
+          name: parsed.fields.name,
+          description: parsed.fields.description,
+          dir: candidate.dir,
+          file: candidate.file,
+          root: candidate.root.path,
+          rootIndex: candidate.rootIndex,
+          segments: candidate.segments,
+          fingerprint: candidate.fingerprint,
+          frontmatter: { raw: parsed.raw, fields: parsed.fields, endLine: parsed.endLine },
+          diagnostics: checkSkill({ folder: candidate.id, frontmatter: parsed }),
         },
-        { concurrency: 32 },
-      )
-      const liveFiles = new Set(kept.map((candidate) => candidate.file))
-      for (const file of entries.keys()) if (!liveFiles.has(file)) entries.delete(file)
-
-      const skills: Array<Skill> = []
-      const skipped: Array<SkippedSkill> = []
-      for (const result of parsed) {
-        if (result._tag === "Skill") skills.push(result.skill)
-        else skipped.push(result.skipped)
       }
-      const before = yield* Ref.get(state)
-      const change = describeChange(before, skills)
-      const changedAny = change.added.length + change.removed.length + change.changed.length > 0
-      const version = changedAny ? before.version + 1 : before.version
-      const after = makeSnapshot({ skills, skipped, shadowed, notices, folders, version })
-      yield* Ref.set(state, after)
-      yield* logNews(before, after, overLimit)
-      if (changedAny && published) yield* PubSub.publish(changes, { version, ...change })
-      published = true
-      return changedAny
-    }).pipe(Effect.withSpan("Catalog.rescan"))
+    }
+
+    /**
+     * Builds the snapshot from discovered candidates: first id wins, the cap applies, and only
+     * SKILL.md files whose fingerprint changed are read again. Swaps it in and publishes the change.
+     */
+    const build = (port: FsPort, found: Discovered) =>
+      Effect.gen(function* () {
+        discovered = found
+        candidateByDir = new Map(found.candidates.map((candidate) => [candidate.dir, candidate]))
+        const firstById = new Map<string, Candidate>()
+        const shadowed: Array<ShadowedSkill> = []
+        const kept: Array<Candidate> = []
+        let overLimit = 0
+        for (const candidate of found.candidates) {
+          const winner = firstById.get(candidate.id)
+          if (winner !== undefined) {
+            shadowed.push({ id: candidate.id, file: candidate.file, shadowedBy: winner.file })
+          } else if (kept.length >= settings.maxSkills) {
+            overLimit++
+          } else {
+            firstById.set(candidate.id, candidate)
+            kept.push(candidate)
+          }
+        }
+        const parsed = yield* Effect.promise(() =>
+          mapLimit(kept, port.concurrency, async (candidate) => {
+            const cached = entries.get(candidate.file)
+            if (cached !== undefined && sameFingerprint(cached.fingerprint, candidate.fingerprint))
+              return cached.parsed
+            const result = await parseCandidate(port, candidate)
+            entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
+            return result
+          }),
+        )
+        const liveFiles = new Set(kept.map((candidate) => candidate.file))
+        for (const file of entries.keys()) if (!liveFiles.has(file)) entries.delete(file)
+
+        const skills: Array<Skill> = []
+        const skipped: Array<SkippedSkill> = []
+        for (const result of parsed) {
+          if (result._tag === "Skill") skills.push(result.skill)
+          else skipped.push(result.skipped)
+        }
+        const before = yield* Ref.get(state)
+        const change = describeChange(before, skills)
+        const changedAny = change.added.length + change.removed.length + change.changed.length > 0
+        const version = changedAny ? before.version + 1 : before.version
+        const after = makeSnapshot({
+          skills,
+          skipped,
+          shadowed,
+          notices: found.notices,
+          folders: found.folders,
+          version,
+        })
+        yield* Ref.set(state, after)
+        yield* logNews(before, after, overLimit)
+        if (changedAny && published) yield* PubSub.publish(changes, { version, ...change })
+        published = true
+        lastCheck = yield* Clock.currentTimeMillis
+        return changedAny
+      })
+
+    /** Re-discovers everything (one stat per skill), then builds. */
+    const rescan = (port: FsPort) =>
+      Effect.flatMap(discovery.discover(port), (found) => build(port, found)).pipe(
+        Effect.withSpan("Catalog.rescan"),
+      )
+
+    /**
+     * After file changes: when each changed path is a skill folder or directly inside one, only
+     * those skills' SKILL.md are checked again; anything else (a skill added, removed or
+     * renamed) re-discovers the roots. Either way only changed files are read.
+     */
+    const refreshPaths = (paths: ReadonlyArray<string>) =>
+      lock.withPermits(1)(
+        Effect.gen(function* () {
+          const touched = new Set<Candidate>()
+          for (const changed of paths) {
+            const candidate = candidateByDir.get(changed) ?? candidateByDir.get(path.dirname(changed))
+            if (candidate === undefined) return yield* rescan(asyncFs)
+            touched.add(candidate)
+          }
+          if (touched.size === 0) return false
+          const restat = yield* Effect.promise(() =>
+            mapLimit([...touched], asyncFs.concurrency, async (candidate) => ({
+              candidate,
+              info: await asyncFs.lstat(candidate.file),
+            })),
+          )
+          if (restat.some(({ info }) => info === null || !info.isFile())) return yield* rescan(asyncFs)
+          const updated = new Map<Candidate, Candidate>()
+          for (const { candidate, info } of restat) {
+            if (info === null) continue
+            const fingerprint = fingerprintOf(info)
+            if (!sameFingerprint(fingerprint, candidate.fingerprint))
+              updated.set(candidate, { ...candidate, fingerprint })
+          }
+          if (updated.size === 0) return false
+          return yield* build(asyncFs, {
+            ...discovered,
+            candidates: discovered.candidates.map((candidate) => updated.get(candidate) ?? candidate),
+          })
+        }),
+      )
 
     /** Logs the problems that were not there before (each is logged once, not on every sweep). */
     const logNews = (before: Snapshot, now: Snapshot, overLimit: number) =>
@@ -391,26 +473,26 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         }
       })
 
-    /** Rescans unless the last check is more recent than the refresh interval. */
-    const ensureFresh = lock.withPermits(1)(
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        if (now - lastCheck < settings.refreshIntervalMs) return
-        yield* rescan
-        lastCheck = yield* Clock.currentTimeMillis
-      }),
+    /**
+     * Before a read: nothing to do while a watcher covers every folder; otherwise rescan unless
+     * the last check is more recent than the refresh interval.
+     */
+    const ensureFresh = Effect.suspend(() =>
+      watched !== undefined
+        ? Effect.flatMap(Effect.zipRight(nextIoTurn, watched), (paths) =>
+            paths.length === 0 ? Effect.void : refreshPaths(paths),
+          )
+        : lock.withPermits(1)(
+            Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              if (now - lastCheck < settings.refreshIntervalMs) return
+              yield* rescan(asyncFs)
+            }),
+          ),
     )
 
-    /** Rescans now, whatever the interval (used by the watcher and by tests). */
-    const refresh = lock.withPermits(1)(
-      Effect.tap(rescan, () =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.sync(() => {
-            lastCheck = now
-          }),
-        ),
-      ),
-    )
+    /** Rescans now, whatever the interval. */
+    const refresh = lock.withPermits(1)(rescan(asyncFs))
 
     const snapshot = Effect.zipRight(ensureFresh, Ref.get(state))
 
@@ -432,13 +514,25 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       return result
     })
 
-    yield* refresh
+    // The first scan runs before anything is served: synchronous reads are the faster choice.
+    yield* rescan(syncFs)
     return {
       /** The current index, after a (throttled) freshness check. */
       snapshot,
       get,
       list,
+      /** Rescans now, whatever the interval. */
       refresh,
+      /** Checks what changed after the watcher saw these paths change. */
+      refreshPaths,
+      /**
+       * A file watcher now covers every folder (give its pending changes), or no longer does
+       * (undefined): requests then check the disk themselves again.
+       */
+      setWatched: (pending: Effect.Effect<ReadonlyArray<string>> | undefined) =>
+        Effect.sync(() => {
+          watched = pending
+        }),
       /** Catalog changes after start-up. */
       changes: Stream.fromPubSub(changes),
       /** The index as it is, without touching the disk. */

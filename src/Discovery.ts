@@ -10,8 +10,10 @@
 import type { Dirent } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
+import type { FsPort } from "./FsPort.js"
+import { asyncFs, mapLimit } from "./FsPort.js"
 import type { Fingerprint } from "./Paths.js"
-import { fingerprintOf, isInside, lstatOrNull, readDirOrNull, realPathNative, statOrNull } from "./Paths.js"
+import { fingerprintOf, isInside } from "./Paths.js"
 import type { Root } from "./Settings.js"
 import { Settings } from "./Settings.js"
 
@@ -59,133 +61,140 @@ interface Pending {
   readonly viaLink: boolean
 }
 
-/** How many folders are examined at once (bounded: the thread pool has four threads). */
-const CONCURRENCY = 32
-
 const LEAVES_ROOT = "symbolic link leads outside the skills folder; not followed"
 
-export const discoverRoot = (root: Root, rootIndex: number, maxDepth: number) =>
-  Effect.gen(function* () {
-    const found: Array<{ readonly candidate: Candidate; readonly real: string; readonly viaLink: boolean }> =
-      []
-    const notices: Array<DiscoveryNotice> = []
-    const folders: Array<string> = []
-    const rootReal = yield* realPathNative(root.path)
-    if (rootReal === null) {
-      notices.push({ path: root.path, reason: "the skills folder cannot be read" })
-      return { candidates: [], notices, folders }
-    }
+interface Found {
+  readonly candidate: Candidate
+  readonly real: string
+  readonly viaLink: boolean
+}
 
-    /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
-    const skillIn = Effect.fn("Discovery.skillIn")(function* (pending: Pending) {
-      const file = path.join(pending.dir, SKILL_FILE)
-      let info = yield* lstatOrNull(file)
-      if (info === null) return null
-      if (info.isSymbolicLink()) {
-        const real = yield* realPathNative(file)
-        if (real === null || !isInside(pending.real, real)) {
-          notices.push({
-            path: file,
-            reason: "SKILL.md is a symbolic link that leaves its skill folder; skipped",
-          })
-          return "refused"
-        }
-        info = yield* statOrNull(real)
-        if (info === null) return "refused"
-      }
-      if (!info.isFile()) return null
-      const candidate: Candidate = {
-        root,
-        rootIndex,
-        dir: pending.dir,
-        file,
-        id: path.basename(pending.dir),
-        segments: pending.segments.length > 0 ? pending.segments : [path.basename(pending.dir)],
-        fingerprint: fingerprintOf(info),
-      }
-      return candidate
-    })
+/** Finds the skills under one root through `port` (see FsPort for why a port). */
+export const discoverRoot = async (
+  port: FsPort,
+  root: Root,
+  rootIndex: number,
+  maxDepth: number,
+): Promise<DiscoveryResult> => {
+  const found: Array<Found> = []
+  const notices: Array<DiscoveryNotice> = []
+  const folders: Array<string> = []
+  const rootReal = await port.realpath(root.path)
+  if (rootReal === null) {
+    notices.push({ path: root.path, reason: "the skills folder cannot be read" })
+    return { candidates: [], notices, folders }
+  }
 
-    /** A linked folder, when its real path is a folder inside the root and not an ancestor (a loop). */
-    const linked = Effect.fn("Discovery.linked")(function* (parent: Pending, dir: string) {
-      const real = yield* realPathNative(dir)
-      if (real === null || (yield* statOrNull(real))?.isDirectory() !== true) return null
-      if (!isInside(rootReal, real)) {
-        notices.push({ path: dir, reason: LEAVES_ROOT })
-        return null
-      }
-      return isInside(real, parent.real) ? null : real
-    })
-
-    /** The sub-folder an entry leads to, if any. */
-    const folderOf = Effect.fn("Discovery.folderOf")(function* (parent: Pending, entry: Dirent) {
-      const dir = path.join(parent.dir, entry.name)
-      if (entry.isDirectory())
-        return { dir, real: path.join(parent.real, entry.name), viaLink: parent.viaLink }
-      if (!entry.isSymbolicLink()) return null
-      const real = yield* linked(parent, dir)
-      return real === null ? null : { dir, real, viaLink: true }
-    })
-
-    /** Examines one folder: a skill, or a group whose sub-folders are returned. */
-    const visit = Effect.fn("Discovery.visit")(function* (pending: Pending) {
-      const skill = yield* skillIn(pending)
-      if (skill === "refused") return []
-      if (skill !== null) {
-        found.push({ candidate: skill, real: pending.real, viaLink: pending.viaLink })
-        return []
-      }
-      if (pending.depth >= maxDepth) return []
-      const entries = yield* readDirOrNull(pending.dir)
-      if (entries === null) {
-        notices.push({ path: pending.dir, reason: "folder cannot be read; skipped" })
-        return []
-      }
-      folders.push(pending.dir)
-      const next: Array<Pending> = []
-      for (const entry of entries) {
-        const name = entry.name
-        if (pending.depth === 0 && NAMED_DOT_FOLDERS.has(name)) {
-          const dir = path.join(pending.dir, name, "skills")
-          const real = yield* linked(pending, dir)
-          if (real !== null)
-            next.push({
-              dir,
-              real,
-              segments: [],
-              depth: 2,
-              viaLink: real !== path.join(rootReal, name, "skills"),
-            })
-          continue
-        }
-        if (skipFolder(name)) continue
-        const folder = yield* folderOf(pending, entry)
-        if (folder === null) continue
-        const resets = pending.depth === 0 && name === "skills"
-        next.push({
-          ...folder,
-          segments: resets ? [] : [...pending.segments, name],
-          depth: pending.depth + 1,
+  /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
+  const skillIn = async (pending: Pending): Promise<Candidate | "refused" | null> => {
+    const file = path.join(pending.dir, SKILL_FILE)
+    let info = await port.lstat(file)
+    if (info === null) return null
+    if (info.isSymbolicLink()) {
+      const real = await port.realpath(file)
+      if (real === null || !isInside(pending.real, real)) {
+        notices.push({
+          path: file,
+          reason: "SKILL.md is a symbolic link that leaves its skill folder; skipped",
         })
+        return "refused"
       }
-      return next
-    })
-
-    let level: Array<Pending> = [{ dir: root.path, real: rootReal, segments: [], depth: 0, viaLink: false }]
-    while (level.length > 0) {
-      const next = yield* Effect.forEach(level, visit, { concurrency: CONCURRENCY })
-      level = next.flat()
+      info = await port.stat(real)
+      if (info === null) return "refused"
     }
-    return { candidates: onePathPerFolder(found), notices, folders }
-  })
+    if (!info.isFile()) return null
+    return {
+      root,
+      rootIndex,
+      dir: pending.dir,
+      file,
+      id: path.basename(pending.dir),
+      segments: pending.segments.length > 0 ? pending.segments : [path.basename(pending.dir)],
+      fingerprint: fingerprintOf(info),
+    }
+  }
+
+  /** A linked folder's real path, when it is a folder inside the root and not an ancestor (a loop). */
+  const linked = async (parent: Pending, dir: string): Promise<string | null> => {
+    const real = await port.realpath(dir)
+    if (real === null || (await port.stat(real))?.isDirectory() !== true) return null
+    if (!isInside(rootReal, real)) {
+      notices.push({ path: dir, reason: LEAVES_ROOT })
+      return null
+    }
+    return isInside(real, parent.real) ? null : real
+  }
+
+  /** Examines one folder: a skill, or a group whose sub-folders are returned. */
+  const visit = async (pending: Pending): Promise<Array<Pending>> => {
+    const skill = await skillIn(pending)
+    if (skill === "refused") return []
+    if (skill !== null) {
+      found.push({ candidate: skill, real: pending.real, viaLink: pending.viaLink })
+      return []
+    }
+    if (pending.depth >= maxDepth) return []
+    const entries = await port.readdir(pending.dir)
+    if (entries === null) {
+      notices.push({ path: pending.dir, reason: "folder cannot be read; skipped" })
+      return []
+    }
+    folders.push(pending.dir)
+    const next: Array<Pending> = []
+    for (const entry of entries) {
+      const name = entry.name
+      if (pending.depth === 0 && NAMED_DOT_FOLDERS.has(name)) {
+        const dir = path.join(pending.dir, name, "skills")
+        const real = await linked(pending, dir)
+        const direct = path.join(rootReal, name, "skills")
+        if (real !== null) next.push({ dir, real, segments: [], depth: 2, viaLink: real !== direct })
+        continue
+      }
+      if (skipFolder(name)) continue
+      const folder = await folderOf(pending, entry)
+      if (folder === null) continue
+      const resets = pending.depth === 0 && name === "skills"
+      next.push({ ...folder, segments: resets ? [] : [...pending.segments, name], depth: pending.depth + 1 })
+    }
+    return next
+  }
+
+  /** The sub-folder an entry leads to, if any. */
+  const folderOf = async (parent: Pending, entry: Dirent) => {
+    const dir = path.join(parent.dir, entry.name)
+    if (entry.isDirectory()) return { dir, real: path.join(parent.real, entry.name), viaLink: parent.viaLink }
+    if (!entry.isSymbolicLink()) return null
+    const real = await linked(parent, dir)
+    return real === null ? null : { dir, real, viaLink: true }
+  }
+
+  let level: Array<Pending> = [{ dir: root.path, real: rootReal, segments: [], depth: 0, viaLink: false }]
+  while (level.length > 0) {
+    const next = await mapLimit(level, port.concurrency, visit)
+    level = next.flat()
+  }
+  return { candidates: onePathPerFolder(found), notices, folders }
+}
+
+/** Every root through `port`, roots in priority order, each root's skills in path order. */
+export const discoverAll = async (
+  port: FsPort,
+  roots: ReadonlyArray<Root>,
+  maxDepth: number,
+): Promise<DiscoveryResult> => {
+  const perRoot = await mapLimit(roots, 4, (root, index) => discoverRoot(port, root, index, maxDepth))
+  return {
+    candidates: perRoot.flatMap((result) => result.candidates),
+    notices: perRoot.flatMap((result) => result.notices),
+    folders: perRoot.flatMap((result) => result.folders),
+  }
+}
 
 /**
  * Path order, and one candidate per real folder: a folder reached both directly and through
  * a link is kept at its direct path.
  */
-const onePathPerFolder = (
-  found: ReadonlyArray<{ readonly candidate: Candidate; readonly real: string; readonly viaLink: boolean }>,
-): Array<Candidate> => {
+const onePathPerFolder = (found: ReadonlyArray<Found>): Array<Candidate> => {
   const sorted = [...found].sort((a, b) => compareSegments(a.candidate.segments, b.candidate.segments))
   const chosen = new Map<string, (typeof sorted)[number]>()
   for (const entry of sorted) {
@@ -205,19 +214,11 @@ const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => 
 export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery", {
   effect: Effect.gen(function* () {
     const settings = yield* Settings
-    /** Every SKILL.md under every root, roots in priority order, each root's in path order. */
-    const discover: Effect.Effect<DiscoveryResult> = Effect.gen(function* () {
-      const perRoot = yield* Effect.forEach(
-        settings.roots,
-        (root, index) => discoverRoot(root, index, settings.maxDepth),
-        { concurrency: 4 },
+    /** Every SKILL.md under every root; `port` chooses synchronous or asynchronous I/O. */
+    const discover = (port: FsPort = asyncFs): Effect.Effect<DiscoveryResult> =>
+      Effect.promise(() => discoverAll(port, settings.roots, settings.maxDepth)).pipe(
+        Effect.withSpan("Discovery.discover"),
       )
-      return {
-        candidates: perRoot.flatMap((result) => result.candidates),
-        notices: perRoot.flatMap((result) => result.notices),
-        folders: perRoot.flatMap((result) => result.folders),
-      }
-    }).pipe(Effect.withSpan("Discovery.discover"))
     return { discover } as const
   }),
 }) {}

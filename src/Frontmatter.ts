@@ -3,10 +3,11 @@
  * safe configuration and decode the fields with Schema. Reads only the head of a file when
  * only the metadata is wanted.
  */
-import * as fs from "node:fs/promises"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { LineCounter, parseDocument, visit } from "yaml"
 import { MalformedFrontmatter } from "./Errors.js"
+import type { FsPort } from "./FsPort.js"
+import { asyncFs } from "./FsPort.js"
 import { Settings } from "./Settings.js"
 
 /** Decoded frontmatter. Known fields of the wrong type are left out here (Validation reports them). */
@@ -111,8 +112,90 @@ export const specFields: ReadonlySet<string> = new Set([
   ...Object.keys(optionalFields),
 ])
 
-const decodeOptional = <A>(schema: Schema.Schema<A>, value: unknown): A | undefined =>
-  value === undefined ? undefined : Either.getOrUndefined(Schema.decodeUnknownEither(schema)(value))
+// Decoders are built once: building one per call costs more than the decoding.
+const decodeRequired = Schema.decodeUnknownEither(RequiredFields, { errors: "first" })
+const decodeString = Schema.decodeUnknownEither(Schema.String)
+const decodeMetadata = Schema.decodeUnknownEither(optionalFields.metadata)
+
+const optional = <A>(decode: (value: unknown) => Either.Either<A, unknown>, value: unknown): A | undefined =>
+  value === undefined ? undefined : Either.getOrUndefined(decode(value))
+
+/** Plain scalars that are not strings in the YAML 1.2 core schema (null, booleans, numbers). */
+const NON_STRING_PLAIN = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+.0-9].*)$/
+/** Characters a plain scalar may not start with. */
+const INDICATOR = /^[-?:,[\]{}#&*!|>'"%@`]/
+const KEY = /^[A-Za-z_][A-Za-z0-9_.-]*$/
+/** Characters YAML treats specially or refuses (controls, BOM, Unicode line separators). */
+const AWKWARD = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufeff\u2028\u2029\t]/
+
+/** A simple scalar value (plain, single- or double-quoted without escapes), or undefined if not simple. */
+const simpleScalar = (raw: string): string | undefined => {
+  const value = raw.trimEnd()
+  if (value.startsWith("'")) {
+    const inner = value.slice(1, -1)
+    return value.length >= 2 && value.endsWith("'") && !inner.replaceAll("''", "").includes("'")
+      ? inner.replaceAll("''", "'")
+      : undefined
+  }
+  if (value.startsWith('"')) {
+    const inner = value.slice(1, -1)
+    return value.length >= 2 && value.endsWith('"') && !/["\\]/.test(inner) ? inner : undefined
+  }
+  if (value === "" || INDICATOR.test(value) || NON_STRING_PLAIN.test(value)) return undefined
+  if (value.includes(": ") || value.includes(" #") || value.endsWith(":")) return undefined
+  return value
+}
+
+/**
+ * The frontmatter most skills have (`key: value` lines, and one level of `key:` followed by
+ * indented `sub: value` lines), read without the full YAML parser. Returns undefined for
+ * anything else (and for every case where YAML would give a non-string, an error or a
+ * warning), so the caller falls back to the `yaml` package; on what it accepts, it gives
+ * exactly what `yaml` gives (a property test checks this).
+ */
+export const parseSimpleYaml = (text: string): Record<string, unknown> | undefined => {
+  if (AWKWARD.test(text) || /\r(?!\n)/.test(text)) return undefined
+  const result: Record<string, unknown> = {}
+  let nested: { key: string; indent: number; map: Record<string, string> } | undefined
+  for (const rawLine of text.split("\n")) {
+    const line = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine
+    if (line.trim() === "") {
+      if (line !== "") return undefined
+      continue
+    }
+    if (line.startsWith("#")) continue
+    const indent = line.length - line.trimStart().length
+    const body = line.slice(indent)
+    const colon = body.indexOf(":")
+    if (colon <= 0) return undefined
+    const key = body.slice(0, colon)
+    const rest = body.slice(colon + 1)
+    if (!KEY.test(key) || NON_STRING_PLAIN.test(key) || key === "__proto__") return undefined
+    if (rest !== "" && !rest.startsWith(" ")) return undefined
+    if (indent > 0) {
+      if (nested === undefined || (nested.indent !== 0 && nested.indent !== indent)) return undefined
+      nested.indent = indent
+      const value = simpleScalar(rest.trimStart())
+      if (value === undefined || Object.hasOwn(nested.map, key)) return undefined
+      nested.map[key] = value
+      continue
+    }
+    if (nested !== undefined && nested.indent === 0) return undefined
+    nested = undefined
+    if (Object.hasOwn(result, key)) return undefined
+    if (rest.trim() === "") {
+      if (rest !== "") return undefined
+      nested = { key, indent: 0, map: {} }
+      result[key] = nested.map
+      continue
+    }
+    const value = simpleScalar(rest.trimStart())
+    if (value === undefined) return undefined
+    result[key] = value
+  }
+  if ((nested !== undefined && nested.indent === 0) || Object.keys(result).length === 0) return undefined
+  return result
+}
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -130,47 +213,49 @@ export const parseFrontmatterYaml = (
           : { path: file, reason, line: split.startLine + yamlLine },
       ),
     )
-  let data: unknown
-  try {
-    const lineCounter = new LineCounter()
-    const doc = parseDocument(split.yaml, {
-      schema: "core",
-      customTags: [],
-      uniqueKeys: true,
-      strict: true,
-      prettyErrors: false,
-      stringKeys: true,
-      lineCounter,
-    })
-    const lineOf = (offset: number | undefined) =>
-      offset === undefined ? undefined : lineCounter.linePos(offset).line
-    const error = doc.errors[0]
-    if (error !== undefined) return fail(`YAML error: ${error.message.split("\n")[0]}`, lineOf(error.pos[0]))
-    let tagged: { tag: string; offset: number | undefined } | undefined
-    visit(doc, {
-      Node: (_key, node) => {
-        if (node.tag !== undefined && !CORE_TAGS.has(node.tag)) {
-          tagged = { tag: node.tag, offset: node.range?.[0] }
-          return visit.BREAK
-        }
-        return undefined
-      },
-    })
-    if (tagged !== undefined) {
-      return fail(
-        `YAML tags are not allowed (found '${tagged.tag.replace("tag:yaml.org,2002:", "!!")}'); write plain values`,
-        lineOf(tagged.offset),
-      )
+  let data: unknown = parseSimpleYaml(split.yaml)
+  if (data === undefined)
+    try {
+      const lineCounter = new LineCounter()
+      const doc = parseDocument(split.yaml, {
+        schema: "core",
+        customTags: [],
+        uniqueKeys: true,
+        strict: true,
+        prettyErrors: false,
+        stringKeys: true,
+        lineCounter,
+      })
+      const lineOf = (offset: number | undefined) =>
+        offset === undefined ? undefined : lineCounter.linePos(offset).line
+      const error = doc.errors[0]
+      if (error !== undefined)
+        return fail(`YAML error: ${error.message.split("\n")[0]}`, lineOf(error.pos[0]))
+      let tagged: { tag: string; offset: number | undefined } | undefined
+      visit(doc, {
+        Node: (_key, node) => {
+          if (node.tag !== undefined && !CORE_TAGS.has(node.tag)) {
+            tagged = { tag: node.tag, offset: node.range?.[0] }
+            return visit.BREAK
+          }
+          return undefined
+        },
+      })
+      if (tagged !== undefined) {
+        return fail(
+          `YAML tags are not allowed (found '${tagged.tag.replace("tag:yaml.org,2002:", "!!")}'); write plain values`,
+          lineOf(tagged.offset),
+        )
+      }
+      data = doc.toJS({ maxAliasCount: 100 })
+    } catch (error) {
+      return fail(`YAML could not be read: ${error instanceof Error ? error.message : String(error)}`)
     }
-    data = doc.toJS({ maxAliasCount: 100 })
-  } catch (error) {
-    return fail(`YAML could not be read: ${error instanceof Error ? error.message : String(error)}`)
-  }
   if (data === null || data === undefined)
     return fail("the frontmatter is empty; 'name' and 'description' are required")
   if (!isRecord(data))
     return fail("the frontmatter must be a YAML mapping of fields (name: ..., description: ...)")
-  const required = Schema.decodeUnknownEither(RequiredFields, { errors: "first" })(data)
+  const required = decodeRequired(data)
   if (Either.isLeft(required)) {
     return fail(
       ParseResult.ArrayFormatter.formatErrorSync(required.left)[0]?.message ?? "invalid name or description",
@@ -178,10 +263,10 @@ export const parseFrontmatterYaml = (
   }
   const extra: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(data)) if (!specFields.has(key)) extra[key] = value
-  const license = decodeOptional(optionalFields.license, data.license)
-  const compatibility = decodeOptional(optionalFields.compatibility, data.compatibility)
-  const metadata = decodeOptional(optionalFields.metadata, data.metadata)
-  const allowedTools = decodeOptional(optionalFields["allowed-tools"], data["allowed-tools"])
+  const license = optional(decodeString, data.license)
+  const compatibility = optional(decodeString, data.compatibility)
+  const metadata = optional(decodeMetadata, data.metadata)
+  const allowedTools = optional(decodeString, data["allowed-tools"])
   const fields: SkillFrontmatter = {
     name: required.right.name,
     description: required.right.description,
@@ -232,45 +317,63 @@ const HEAD_CHUNK = 16 * 1024
 export const MAX_FRONTMATTER_BYTES = 256 * 1024
 
 /**
- * Reads only as much of a SKILL.md as the frontmatter needs: chunk by chunk until the closing
- * `---` shows up, the file ends, or the cap is reached.
+ * Reads only as much of a SKILL.md as the frontmatter needs: the first chunk, and more only
+ * while the closing `---` has not shown up, up to `cap` bytes.
  */
-export const readHead = (file: string, cap: number): Effect.Effect<string, MalformedFrontmatter> =>
-  Effect.tryPromise({
-    try: async () => {
-      const handle = await fs.open(file, "r")
-      try {
-        const chunks: Array<Buffer> = []
-        let total = 0
-        for (;;) {
-          const want = Math.min(HEAD_CHUNK, cap - total)
-          if (want <= 0) return { text: Buffer.concat(chunks).toString("utf8"), complete: false }
-          const buffer = Buffer.alloc(want)
-          const { bytesRead } = await handle.read(buffer, 0, want, total)
-          if (bytesRead === 0) return { text: Buffer.concat(chunks).toString("utf8"), complete: true }
-          chunks.push(bytesRead === want ? buffer : buffer.subarray(0, bytesRead))
-          total += bytesRead
-          const text = Buffer.concat(chunks).toString("utf8")
-          if (splitFrontmatter(text)._tag !== "NotClosed") return { text, complete: bytesRead < want }
-        }
-      } finally {
-        await handle.close()
-      }
-    },
-    catch: (error) =>
+export const readHead = async (
+  port: FsPort,
+  file: string,
+  cap: number,
+): Promise<Either.Either<string, MalformedFrontmatter>> => {
+  const unreadable = (error: unknown) =>
+    Either.left(
       new MalformedFrontmatter({ path: file, reason: `cannot read the file (${describeIoError(error)})` }),
-  }).pipe(
-    Effect.flatMap(({ text, complete }) =>
-      !complete && splitFrontmatter(text)._tag === "NotClosed"
-        ? Effect.fail(
-            new MalformedFrontmatter({
-              path: file,
-              reason: `the frontmatter is not closed within the first ${cap} bytes`,
-            }),
-          )
-        : Effect.succeed(text),
-    ),
-  )
+    )
+  let fd: number
+  try {
+    fd = await port.open(file)
+  } catch (error) {
+    return unreadable(error)
+  }
+  try {
+    let buffer = Buffer.allocUnsafe(Math.min(HEAD_CHUNK, cap))
+    let length = 0
+    for (;;) {
+      const bytesRead = await port.read(fd, buffer, length, buffer.length - length, length)
+      length += bytesRead
+      const text = buffer.toString("utf8", 0, length)
+      const complete = bytesRead === 0 || length < buffer.length
+      if (complete || splitFrontmatter(text)._tag !== "NotClosed") return Either.right(text)
+      if (buffer.length >= cap) {
+        return Either.left(
+          new MalformedFrontmatter({
+            path: file,
+            reason: `the frontmatter is not closed within the first ${cap} bytes`,
+          }),
+        )
+      }
+      const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 4, cap))
+      buffer.copy(bigger, 0, 0, length)
+      buffer = bigger
+    }
+  } catch (error) {
+    return unreadable(error)
+  } finally {
+    try {
+      await port.close(fd)
+    } catch {
+      // already closed or gone: nothing to release
+    }
+  }
+}
+
+/** Reads a SKILL.md's head through `port` and parses its frontmatter. */
+export const readFrontmatter = async (
+  port: FsPort,
+  file: string,
+  cap: number,
+): Promise<Either.Either<ParsedFrontmatter & { readonly body: string }, MalformedFrontmatter>> =>
+  Either.flatMap(await readHead(port, file, cap), (text) => parseSkillText(file, text))
 
 /** A short, path-free description of a Node I/O error. */
 export const describeIoError = (error: unknown): string => {
@@ -297,10 +400,11 @@ export class Frontmatter extends Effect.Service<Frontmatter>()("skills-mcp/Front
     const { maxFileBytes } = yield* Settings
     const headCap = Math.min(maxFileBytes, MAX_FRONTMATTER_BYTES)
     /** Metadata only: reads the head of the file. */
-    const read = Effect.fn("Frontmatter.read")(function* (file: string) {
-      const text = yield* readHead(file, headCap)
-      return yield* parseSkillText(file, text)
-    })
+    const read = (file: string) =>
+      Effect.flatMap(
+        Effect.promise(() => readFrontmatter(asyncFs, file, headCap)),
+        (result) => result,
+      )
     /** Parses a whole SKILL.md text (metadata and body). */
     const parse = (file: string, text: string) => parseSkillText(file, text)
     return { read, parse } as const

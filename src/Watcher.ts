@@ -17,6 +17,8 @@ import { Effect, Queue, Runtime, Stream } from "effect"
 
 /** Changes closer together than this are delivered as one batch. */
 export const DEBOUNCE_MS = 75
+/** Watches added between two yields to the event loop. */
+const SYNC_SLICE = 500
 
 export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
   scoped: Effect.gen(function* () {
@@ -45,7 +47,8 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
       watchers.delete(dir)
     }
 
-    const add = (dir: string) => {
+    /** Adds a watch; false when the system refused it. */
+    const add = (dir: string): boolean => {
       try {
         const watcher = watch(dir, { persistent: false }, (_event, filename) => changed(dir, filename))
         watcher.on("error", () => {
@@ -54,6 +57,7 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
           changed(dir, null)
         })
         watchers.set(dir, watcher)
+        return true
       } catch (error) {
         const code =
           typeof error === "object" && error !== null && "code" in error ? String(error.code) : "unknown"
@@ -63,16 +67,27 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
             `Cannot watch more folders (${code}: the system's limit on file watches is reached, ${watchers.size} watched). Changes elsewhere show up on the next request instead.`,
           )
         }
+        // A folder that vanished in the meantime needs no watch; any other refusal is a gap.
+        return code === "ENOENT"
       }
     }
 
-    /** Watches exactly these folders: new ones are added, ones no longer listed are released. */
+    /**
+     * Watches exactly these folders: new ones are added, ones no longer listed are released.
+     * Answers how many are watched and whether every one could be.
+     */
     const sync = (dirs: Iterable<string>) =>
-      Effect.sync(() => {
+      Effect.gen(function* () {
         const wanted = new Set(dirs)
         for (const dir of watchers.keys()) if (!wanted.has(dir)) unwatch(dir)
-        for (const dir of wanted) if (!watchers.has(dir)) add(dir)
-        return watchers.size
+        const missing = [...wanted].filter((dir) => !watchers.has(dir))
+        let complete = true
+        // In slices, yielding between them, so requests are not held up by thousands of watches.
+        for (let start = 0; start < missing.length; start += SYNC_SLICE) {
+          for (const dir of missing.slice(start, start + SYNC_SLICE)) if (!add(dir)) complete = false
+          yield* Effect.yieldNow()
+        }
+        return { watched: watchers.size, complete }
       })
 
     yield* Effect.addFinalizer(() =>
@@ -83,8 +98,18 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
       }),
     )
 
+    /** The changes seen but not yet delivered (the debounce is cut short). */
+    const takePending = Effect.sync(() => {
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      const batch = [...pending]
+      pending = new Set()
+      return batch
+    })
+
     return {
       sync,
+      takePending,
       /** Batches of changed paths (files or folders), after the debounce. */
       changes: Stream.fromQueue(batches),
       /** How many folders are watched now. */

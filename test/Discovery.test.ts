@@ -1,15 +1,21 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { discoverRoot } from "../src/Discovery.js"
+import { asyncFs, syncFs } from "../src/FsPort.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
-const discover = (root: string, maxDepth = 4) =>
-  Effect.map(discoverRoot({ path: root, explicit: true }, 0, maxDepth), (result) => ({
-    found: result.candidates.map((candidate) => `${candidate.id}@${candidate.segments.join("/")}`),
-    notices: result.notices,
-  }))
+describe.each([
+  ["synchronous", syncFs],
+  ["asynchronous", asyncFs],
+] as const)("Discovery (%s reads)", (_label, port) => {
+  const discover = (root: string, maxDepth = 4) =>
+    Effect.promise(() => discoverRoot(port, { path: root, explicit: true }, 0, maxDepth)).pipe(
+      Effect.map((result) => ({
+        found: result.candidates.map((candidate) => `${candidate.id}@${candidate.segments.join("/")}`),
+        notices: result.notices,
+      })),
+    )
 
-describe("Discovery", () => {
   it.scoped("finds skills directly in the root, in nested groups, in skills/ and .claude/skills/", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({

@@ -253,8 +253,10 @@ export const makeServer = (
       ),
     )
 
+    const initialized = yield* Deferred.make<void>()
     server.oninitialized = () => {
       clientLog.server = server
+      Deferred.unsafeDone(initialized, Exit.void)
     }
 
     return {
@@ -265,6 +267,8 @@ export const makeServer = (
       subscribedFolders: () =>
         [...subscriptions.values()].flatMap((entry) => (entry.folder ? [entry.folder] : [])),
       isInitialized: () => clientLog.server !== undefined,
+      /** Completes when the client has sent `notifications/initialized`. */
+      initialized: Deferred.await(initialized),
     }
   })
 
@@ -340,14 +344,24 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
 
     if (settings.watch) {
       const watcher = yield* Watcher
-      const syncWatches = Effect.flatMap(catalog.peek, (snapshot) =>
-        watcher.sync([...foldersToWatch(snapshot), ...made.subscribedFolders()]),
+      const syncWatches = Effect.gen(function* () {
+        const snapshot = yield* catalog.peek
+        const { complete } = yield* watcher.sync([...foldersToWatch(snapshot), ...made.subscribedFolders()])
+        yield* catalog.setWatched(complete ? watcher.takePending : undefined)
+      })
+      hooks.subscribed = syncWatches
+      // Watches are set up once the handshake is done (or a second has passed), not before
+      // the answer to `initialize`; until then requests check the disk themselves.
+      yield* made.initialized.pipe(
+        Effect.timeoutOption("1 second"),
+        Effect.zipRight(syncWatches),
+        Effect.forkScoped,
       )
-      yield* syncWatches
-      hooks.subscribed = Effect.asVoid(syncWatches)
       yield* watcher.changes.pipe(
-        Stream.runForEach(() =>
-          catalog.refresh.pipe(Effect.zipRight(syncWatches), Effect.zipRight(made.checkSubscriptions)),
+        Stream.runForEach((paths) =>
+          catalog
+            .refreshPaths(paths)
+            .pipe(Effect.zipRight(syncWatches), Effect.zipRight(made.checkSubscriptions)),
         ),
         Effect.forkScoped,
       )

@@ -1,0 +1,84 @@
+/**
+ * The few filesystem operations the catalog's hot loops need, in two flavours with one
+ * shape: `syncFs` for the first scan (before the server answers anything, synchronous reads
+ * are several times faster on a small machine: no thread-pool round trip per file) and
+ * `asyncFs` for every later refresh (the event loop stays free for requests).
+ *
+ * Loops over thousands of files are plain async functions over this port, not an Effect per
+ * file: per-file fibers cost more than the system calls they wrap. Each operation answers
+ * null (or a failure code) instead of throwing.
+ */
+import type { Dirent, Stats } from "node:fs"
+import * as fs from "node:fs"
+import { promisify } from "node:util"
+
+export type Io<A> = A | Promise<A>
+
+export interface FsPort {
+  readonly readdir: (dir: string) => Io<Array<Dirent> | null>
+  readonly lstat: (target: string) => Io<Stats | null>
+  readonly stat: (target: string) => Io<Stats | null>
+  /** The kernel's realpath (never the JavaScript re-implementation), or null. */
+  readonly realpath: (target: string) => Io<string | null>
+  readonly open: (file: string) => Io<number>
+  /** Reads into `buffer` at `offset`, from `position` in the file; answers the bytes read. */
+  readonly read: (fd: number, buffer: Buffer, offset: number, length: number, position: number) => Io<number>
+  readonly close: (fd: number) => Io<void>
+  /** How many operations a loop keeps in flight. */
+  readonly concurrency: number
+}
+
+const nullOnError =
+  <A extends Array<unknown>, B>(f: (...args: A) => B) =>
+  (...args: A): B | null => {
+    try {
+      return f(...args)
+    } catch {
+      return null
+    }
+  }
+
+export const syncFs: FsPort = {
+  readdir: nullOnError((dir: string) => fs.readdirSync(dir, { withFileTypes: true })),
+  lstat: nullOnError((target: string) => fs.lstatSync(target)),
+  stat: nullOnError((target: string) => fs.statSync(target)),
+  realpath: nullOnError((target: string) => fs.realpathSync.native(target)),
+  open: (file) => fs.openSync(file, "r"),
+  read: (fd, buffer, offset, length, position) => fs.readSync(fd, buffer, offset, length, position),
+  close: (fd) => fs.closeSync(fd),
+  concurrency: 1,
+}
+
+const readAsync = promisify(fs.read)
+const openAsync = promisify(fs.open)
+const closeAsync = promisify(fs.close)
+
+export const asyncFs: FsPort = {
+  readdir: (dir) => fs.promises.readdir(dir, { withFileTypes: true }).catch(() => null),
+  lstat: (target) => fs.promises.lstat(target).catch(() => null),
+  stat: (target) => fs.promises.stat(target).catch(() => null),
+  realpath: (target) => fs.promises.realpath(target).catch(() => null),
+  open: (file) => openAsync(file, "r"),
+  read: (fd, buffer, offset, length, position) =>
+    readAsync(fd, buffer, offset, length, position).then((result) => result.bytesRead),
+  close: (fd) => closeAsync(fd),
+  concurrency: 32,
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; results in input order. */
+export const mapLimit = async <A, B>(
+  items: ReadonlyArray<A>,
+  limit: number,
+  work: (item: A, index: number) => Io<B>,
+): Promise<Array<B>> => {
+  const results = new Array<B>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await work(items[index] as A, index)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
+  return results
+}

@@ -1,0 +1,160 @@
+/**
+ * The fast frontmatter reader must agree with the `yaml` package on everything it accepts
+ * (and refuse what it cannot read exactly). Property-based, with Effect's bundled fast-check.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import { parseDocument } from "yaml"
+import { parseSimpleYaml } from "../src/Frontmatter.js"
+
+const yamlOf = (text: string) => {
+  const doc = parseDocument(text, {
+    schema: "core",
+    customTags: [],
+    uniqueKeys: true,
+    strict: true,
+    stringKeys: true,
+  })
+  return doc.errors.length > 0 || doc.warnings.length > 0 ? "invalid" : doc.toJS()
+}
+
+const hostile = fc.constantFrom(
+  " ",
+  "  ",
+  ":",
+  ": ",
+  "#",
+  " #",
+  "'",
+  "''",
+  '"',
+  "\\",
+  "-",
+  "?",
+  "[",
+  "]",
+  "{",
+  "}",
+  ",",
+  "&",
+  "*",
+  "!",
+  "|",
+  ">",
+  "%",
+  "@",
+  "`",
+  "1",
+  "0x1F",
+  "1.5",
+  ".inf",
+  "~",
+  "null",
+  "true",
+  "False",
+  "\t",
+  "\r",
+  "\u2028",
+)
+const word = fc.constantFrom(
+  "pdf",
+  "Extract",
+  "text",
+  "é",
+  "日本",
+  "😀",
+  "http://x",
+  "a:b",
+  "C#",
+  "v2",
+  "Don't",
+  "x-y",
+)
+const words = fc.array(word, { minLength: 1, maxLength: 5 }).map((parts) => parts.join(" "))
+const scalar = fc.oneof(
+  { weight: 5, arbitrary: words },
+  { weight: 2, arbitrary: fc.tuple(words, hostile, words).map(([a, b, c]) => `${a}${b}${c}`) },
+  { weight: 2, arbitrary: fc.tuple(hostile, words).map(([a, b]) => `${a}${b}`) },
+  { weight: 1, arbitrary: words.map((w) => `'${w.replaceAll("'", "''")}'`) },
+  { weight: 1, arbitrary: fc.tuple(words, hostile).map(([w, h]) => `"${w}${h}"`) },
+  { weight: 1, arbitrary: fc.array(hostile, { maxLength: 4 }).map((parts) => parts.join("")) },
+)
+const key = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom(
+      "name",
+      "description",
+      "license",
+      "metadata",
+      "version",
+      "x-y",
+      "a.b",
+      "_k",
+      "k",
+    ),
+  },
+  { weight: 1, arbitrary: fc.constantFrom("1", "true", "__proto__", "name ", "-k", "k#") },
+)
+const entry = fc.oneof(
+  { weight: 6, arbitrary: fc.tuple(key, scalar).map(([k, v]) => `${k}: ${v}`) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(key, fc.constantFrom("  ", "    ", " "), fc.array(fc.tuple(key, scalar), { maxLength: 3 }))
+      .map(([k, indent, subs]) => [`${k}:`, ...subs.map(([sk, sv]) => `${indent}${sk}: ${sv}`)].join("\n")),
+  },
+  { weight: 1, arbitrary: scalar.map((v) => `# ${v}`) },
+  { weight: 1, arbitrary: fc.constantFrom("", " ", "  x: y", "key", "...") },
+)
+const document = fc
+  .tuple(fc.array(entry, { minLength: 1, maxLength: 6 }), fc.constantFrom("\n", "\r\n"), fc.boolean())
+  .map(
+    ([entries, newline, trailing]) =>
+      entries.join("\n").replaceAll("\n", newline) + (trailing ? newline : ""),
+  )
+
+describe("parseSimpleYaml", () => {
+  it("reads the common frontmatter shapes", () => {
+    expect(
+      parseSimpleYaml(
+        "name: pdf\ndescription: 'It''s for PDFs: forms too'\nmetadata:\n  author: me\n  version: \"1.0\"\nlicense: MIT\n",
+      ),
+    ).toEqual({
+      name: "pdf",
+      description: "It's for PDFs: forms too",
+      metadata: { author: "me", version: "1.0" },
+      license: "MIT",
+    })
+  })
+
+  it("leaves everything else to the YAML parser", () => {
+    for (const text of [
+      "a: [x, y]",
+      "a: 1",
+      "a: true",
+      "a: |\n  text",
+      "a: x\na: y",
+      "a:\n  - x",
+      "a: b: c",
+      "a: x # c",
+    ]) {
+      expect(parseSimpleYaml(text)).toBeUndefined()
+    }
+  })
+
+  it("agrees with the yaml package on every document it accepts", () => {
+    let accepted = 0
+    fc.assert(
+      fc.property(document, (text) => {
+        const simple = parseSimpleYaml(text)
+        if (simple === undefined) return
+        accepted++
+        expect(yamlOf(text)).toEqual(simple)
+      }),
+      { numRuns: 5_000 },
+    )
+    // The property is not vacuous: a fair share of the generated documents take the fast path.
+    expect(accepted).toBeGreaterThan(500)
+  })
+})
