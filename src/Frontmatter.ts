@@ -126,6 +126,7 @@ const NON_STRING_PLAIN = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|
 const INDICATOR = /^[-?:,[\]{}#&*!|>'"%@`]/
 const KEY = /^[A-Za-z_][A-Za-z0-9_.-]*$/
 /** Characters YAML treats specially or refuses (controls, BOM, Unicode line separators). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const AWKWARD = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufeff\u2028\u2029\t]/
 
 /** A simple scalar value (plain, single- or double-quoted without escapes), or undefined if not simple. */
