@@ -4,6 +4,7 @@
  * A port: `AuditLog.stderr` in the server, an in-memory sink in tests.
  */
 import { Context, Effect, Layer } from "effect"
+import { writeStderr } from "./Logging.js"
 
 export interface AuditRecord {
   /** The tool, or the protocol method for non-tool operations. */
@@ -27,7 +28,7 @@ export class AuditLog extends Context.Tag("skills-mcp/AuditLog")<AuditLog, Audit
   static readonly stderr: Layer.Layer<AuditLog> = Layer.succeed(AuditLog, {
     record: (record) =>
       Effect.sync(() => {
-        process.stderr.write(formatAuditLine(record, new Date()))
+        writeStderr(formatAuditLine(record, new Date()))
       }),
   })
 

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { UsageError } from "./Errors.js"
 import { usageGuide } from "./instructions.js"
 import { appLayer } from "./Live.js"
-import { StderrJsonLogging, StderrTextLogging } from "./Logging.js"
+import { StderrJsonLogging, StderrTextLogging, writeStderr } from "./Logging.js"
 import { serve } from "./mcp/Server.js"
 import type { SettingsInput } from "./Settings.js"
 import { ENV_SKILLS_DIR, Settings } from "./Settings.js"
@@ -208,8 +208,7 @@ export const writeOut = (text: string) =>
     process.stdout.write(text, () => resume(Effect.void))
   })
 
-const writeErr = (text: string) =>
-  Effect.sync(() => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`))
+const writeErr = (text: string) => Effect.sync(() => writeStderr(text.endsWith("\n") ? text : `${text}\n`))
 
 export const EXIT_OK = 0
 export const EXIT_FAILURE = 1

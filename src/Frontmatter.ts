@@ -313,7 +313,10 @@ export const parseSkillText = (
 }
 
 /** The first bytes of a file are read in chunks of this size until the frontmatter closes. */
-const HEAD_CHUNK = 16 * 1024
+const HEAD_CHUNK = 4 * 1024
+
+/** First-chunk buffers, reused between reads (a scan reads thousands of heads). */
+const headBuffers: Array<Buffer> = []
 /** Frontmatter larger than this is refused (the description alone is at most 1,024 characters). */
 export const MAX_FRONTMATTER_BYTES = 256 * 1024
 
@@ -331,13 +334,14 @@ export const readHead = async (
       new MalformedFrontmatter({ path: file, reason: `cannot read the file (${describeIoError(error)})` }),
     )
   let fd: number
+  const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
   try {
     fd = await port.open(file)
   } catch (error) {
     return unreadable(error)
   }
   try {
-    let buffer = Buffer.allocUnsafe(Math.min(HEAD_CHUNK, cap))
+    let buffer = first.length > cap ? first.subarray(0, cap) : first
     let length = 0
     for (;;) {
       const bytesRead = await port.read(fd, buffer, length, buffer.length - length, length)
@@ -360,6 +364,7 @@ export const readHead = async (
   } catch (error) {
     return unreadable(error)
   } finally {
+    if (headBuffers.length < 64) headBuffers.push(first)
     try {
       await port.close(fd)
     } catch {

@@ -3,7 +3,7 @@
  * Environment variables are read through Effect `Config`, so tests swap the ConfigProvider
  * instead of touching `process.env`.
  */
-import * as fs from "node:fs/promises"
+import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Config, Context, Effect, Layer, Option, Schema } from "effect"
@@ -181,13 +181,15 @@ export const splitSkillsDir = (value: string): Array<string> =>
     .map((part) => part.trim())
     .filter((part) => part.length > 0)
 
+/** Synchronous: roots are checked once, at start-up, before anything is served. */
 const isDirectory = (dir: string) =>
-  Effect.promise(() =>
-    fs.stat(dir).then(
-      (info) => info.isDirectory(),
-      () => false,
-    ),
-  )
+  Effect.sync(() => {
+    try {
+      return fs.statSync(dir).isDirectory()
+    } catch {
+      return false
+    }
+  })
 
 export const conventionalRoots = (cwd: string, home: string): Array<string> => [
   path.join(cwd, ".agents", "skills"),

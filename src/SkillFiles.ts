@@ -11,7 +11,6 @@ import { constants } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Effect, Either } from "effect"
-import mime from "mime"
 import { SKILL_FILE } from "./Discovery.js"
 import type { SkillError } from "./Errors.js"
 import {
@@ -25,6 +24,7 @@ import {
 } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { describeIoError, parseSkillText } from "./Frontmatter.js"
+import { mimeTypeOf } from "./MimeTypes.js"
 import type { Fingerprint } from "./Paths.js"
 import {
   fingerprintOf,
@@ -164,27 +164,7 @@ export const isBinary = (bytes: Uint8Array): boolean => {
   }
 }
 
-/** Source files skills ship, which the MIME database misses or maps to media (`.ts`). */
-const SOURCE_TYPES: Readonly<Record<string, string>> = {
-  ".md": "text/markdown",
-  ".markdown": "text/markdown",
-  ".py": "text/x-python",
-  ".ts": "text/x-typescript",
-  ".mts": "text/x-typescript",
-  ".cts": "text/x-typescript",
-  ".tsx": "text/x-typescript",
-  ".jsx": "text/javascript",
-  ".rb": "text/x-ruby",
-  ".go": "text/x-go",
-  ".rs": "text/x-rust",
-  ".ps1": "text/x-powershell",
-  ".sql": "application/sql",
-}
-
-export const mimeTypeOf = (file: string): string =>
-  SOURCE_TYPES[path.extname(file).toLowerCase()] ??
-  mime.getType(path.basename(file)) ??
-  "application/octet-stream"
+export { mimeTypeOf } from "./MimeTypes.js"
 
 /** On Linux, the path the kernel actually opened (`/proc/self/fd/N`); null elsewhere. */
 const openedPath = (fd: number) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => null)

@@ -26,7 +26,18 @@ const MAX_NAME = 64
 const MAX_DESCRIPTION = 1024
 const MAX_COMPATIBILITY = 500
 
-const codePoints = (text: string) => [...text].length
+/** Length in Unicode code points (an emoji counts once), without allocating. */
+export const codePoints = (text: string): number => {
+  let count = text.length
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index)
+    if (unit >= 0xdc00 && unit <= 0xdfff && index > 0) {
+      const previous = text.charCodeAt(index - 1)
+      if (previous >= 0xd800 && previous <= 0xdbff) count--
+    }
+  }
+  return count
+}
 
 const typeName = (value: unknown) =>
   value === null

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The executable: run one command line and exit with its code. Effect's error reporting and
  * pretty logger are off (they write to stdout); every log goes to stderr (src/Logging.ts).
@@ -6,6 +5,7 @@
 import { runMain } from "@effect/platform-node/NodeRuntime"
 import { Effect, Exit } from "effect"
 import { run } from "./Cli.js"
+import { writeStderr } from "./Logging.js"
 
 /** Exits once stdout has taken everything written to it (or after a second, if it is gone). */
 const exitAfterFlush = (code: number) => {
@@ -31,10 +31,10 @@ runMain(
 
 // A defect outside every fiber must not kill the server, nor reach stdout.
 process.on("uncaughtException", (error) => {
-  process.stderr.write(`skills-mcp: uncaught exception: ${error.stack ?? error}\n`)
+  writeStderr(`skills-mcp: uncaught exception: ${error.stack ?? error}\n`)
 })
 process.on("unhandledRejection", (reason) => {
-  process.stderr.write(
+  writeStderr(
     `skills-mcp: unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason) : String(reason)}\n`,
   )
 })

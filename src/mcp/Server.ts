@@ -17,12 +17,14 @@ import type {
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import { Deferred, Effect, Either, Exit, Logger, type LogLevel, Schedule, Schema, Stream } from "effect"
 import type { AuditLog } from "../AuditLog.js"
 import type { Snapshot } from "../Catalog.js"
 import { Catalog } from "../Catalog.js"
 import { SKILL_FILE } from "../Discovery.js"
 import { renderAvailableSkills, usageGuide } from "../instructions.js"
+import { writeStderr } from "../Logging.js"
 import { fingerprintOf, statOrNull } from "../Paths.js"
 import { Settings } from "../Settings.js"
 import { SkillFiles } from "../SkillFiles.js"
@@ -117,6 +119,19 @@ export const capabilities = (settings: Settings["Type"]): ServerCapabilities => 
   extensions: { [SKILLS_EXTENSION]: { directoryRead: true } },
 })
 
+/**
+ * The SDK validates results of requests a server sends to the client (elicitation) with a
+ * JSON Schema validator, Ajv by default, built at start-up. This server sends none, so it
+ * skips building Ajv; were one sent, its result would be refused rather than trusted.
+ */
+const noValidation: jsonSchemaValidator = {
+  getValidator: () => () => ({
+    valid: false,
+    data: undefined,
+    errorMessage: "this server validates no client results",
+  }),
+}
+
 /** Builds the SDK server for one connection, with the hooks `serve` needs. */
 export const makeServer = (
   clientLog: ClientLog = { level: "warning", server: undefined },
@@ -130,7 +145,11 @@ export const makeServer = (
 
     const server = new Server(
       { name: SERVER_NAME, version: VERSION },
-      { capabilities: capabilities(settings), instructions: serverInstructions(snapshot, settings) },
+      {
+        capabilities: capabilities(settings),
+        instructions: serverInstructions(snapshot, settings),
+        jsonSchemaValidator: noValidation,
+      },
     )
     const files = yield* SkillFiles
     const subscriptions = new Map<string, { signature: string; folder: string | undefined }>()
@@ -319,9 +338,7 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
       onEnd: () => Deferred.unsafeDone(ended, Exit.void),
     })
     server.onerror = (error) => {
-      process.stderr.write(
-        `${JSON.stringify({ message: `MCP transport: ${error.message}`, logLevel: "DEBUG" })}\n`,
-      )
+      writeStderr(`${JSON.stringify({ message: `MCP transport: ${error.message}`, logLevel: "DEBUG" })}\n`)
     }
     yield* Effect.acquireRelease(
       Effect.promise(() => server.connect(transport)),

@@ -291,6 +291,33 @@ describe("the process", () => {
     }
   })
 
+  it("keeps answering, and exits when stdin closes, after the reader of stderr has gone", async () => {
+    const fixtures = await copyFixtures()
+    try {
+      const calls = Array.from({ length: 50 }, (_, i) =>
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: i + 1,
+          method: "tools/call",
+          // Each call writes an audit line to stderr, and the hostile skills log warnings.
+          params: { name: "read_skill_file", arguments: { id: "pdf-processing", path: "../escape" } },
+        }),
+      )
+      const lines = [
+        initializeLine(0),
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        ...calls,
+      ]
+      const roots = [path.join(fixtures, "valid"), path.join(fixtures, "hostile")]
+      const run = await runRaw(roots, lines, { HOME: path.join(fixtures, "home") }, { closeStderr: true })
+      expect(run.code).toBe(0)
+      const ids = jsonRpcLines(run.stdout).map((message) => message.id)
+      expect(ids).toEqual(expect.arrayContaining([0, ...Array.from({ length: 50 }, (_, i) => i + 1)]))
+    } finally {
+      await fs.rm(fixtures, { recursive: true, force: true })
+    }
+  })
+
   it("exits with a clear message and code 2 when an explicit folder does not exist", async () => {
     const run = await runRaw(["--skills-dir", "/no/such/skills/folder"], [])
     expect(run.code).toBe(2)

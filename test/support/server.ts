@@ -93,6 +93,7 @@ export const runRaw = (
   args: ReadonlyArray<string>,
   lines: ReadonlyArray<string>,
   env: Record<string, string> = {},
+  options: { readonly closeStderr?: boolean } = {},
 ) =>
   new Promise<RawRun>((resolve, reject) => {
     const started = performance.now()
@@ -102,9 +103,12 @@ export const runRaw = (
     child.stdout.on("data", (chunk: Buffer) => {
       stdout += chunk.toString("utf8")
     })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
+    // A reader that goes away: every later write of the server to stderr fails with EPIPE.
+    if (options.closeStderr === true) child.stderr.destroy()
+    else
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString("utf8")
+      })
     child.on("error", reject)
     child.on("close", (code) => resolve({ stdout, stderr, code, ms: performance.now() - started }))
     child.stdin.end(lines.map((line) => `${line}\n`).join(""))

@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+/**
+ * The executable's first stage: loads the bundled server (`skills-mcp.cjs`, next to this
+ * file) with V8's code cache, so an editor starting the server does not pay for compiling
+ * two megabytes of JavaScript every time (Node 20 has no built-in compile cache).
+ *
+ * The cache lives in the user's own cache folder (`$XDG_CACHE_HOME/skills-mcp` or
+ * `~/.cache/skills-mcp`, or `SKILLS_MCP_CACHE_DIR`), never in a shared temporary folder:
+ * it is used only when that folder belongs to the user and nobody else can write to it. It is
+ * keyed by the bundle file, Node's version and the machine; V8 also rejects data that does not
+ * match, and the cache is then rewritten. `SKILLS_MCP_COMPILE_CACHE=0` turns it off. Any problem
+ * with the cache falls back to a plain load. Only Node's own modules are used here.
+ */
+import * as fs from "node:fs"
+import { createRequire, Module } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as vm from "node:vm"
+
+const bundle = path.join(__dirname, "skills-mcp.cjs")
+
+/** Save the cache this long after start, once start-up and the first requests have compiled. */
+const SAVE_AFTER_MS = 1_500
+
+const cacheFolder = (): string | undefined => {
+  if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return undefined
+  const base =
+    process.env.SKILLS_MCP_CACHE_DIR ??
+    path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "skills-mcp")
+  try {
+    fs.mkdirSync(base, { recursive: true, mode: 0o700 })
+    const info = fs.statSync(base)
+    const mine = typeof process.getuid !== "function" || info.uid === process.getuid()
+    return info.isDirectory() && mine && (info.mode & 0o022) === 0 ? base : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const run = (source: string, cachedData: Buffer | undefined) => {
+  const script = new vm.Script(Module.wrap(source), {
+    filename: bundle,
+    ...(cachedData === undefined ? {} : { cachedData }),
+  })
+  const module = { exports: {} }
+  const compiled: unknown = script.runInThisContext()
+  if (typeof compiled !== "function") throw new Error("the bundle did not compile to a module wrapper")
+  compiled.call(module.exports, module.exports, createRequire(bundle), module, bundle, path.dirname(bundle))
+  return script
+}
+
+const main = () => {
+  const folder = cacheFolder()
+  if (folder === undefined) return void require(bundle)
+  const source = fs.readFileSync(bundle, "utf8")
+  // Keyed by the bundle file's identity (an edited or reinstalled bundle has another) and by
+  // Node; hashing two megabytes at every start would cost more than the cache saves, and V8
+  // rejects data whose source or flags do not match in any case.
+  const { size, mtimeMs, ino, dev } = fs.statSync(bundle)
+  const key = `${process.version}-${process.platform}-${process.arch}-${dev}-${ino}-${size}-${Math.trunc(mtimeMs)}`
+  const file = path.join(folder, `${key}.v8cache`)
+  let cachedData: Buffer | undefined
+  try {
+    cachedData = fs.readFileSync(file)
+  } catch {
+    cachedData = undefined
+  }
+  const script = run(source, cachedData)
+  // Only a server run writes the cache: by then the code it needs has been compiled.
+  if ((cachedData !== undefined && !script.cachedDataRejected) || !isServe(process.argv.slice(2))) return
+  let saved = false
+  const save = () => {
+    if (saved) return
+    saved = true
+    try {
+      const temporary = `${file}.${process.pid}.tmp`
+      fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 })
+      fs.renameSync(temporary, file)
+      for (const name of fs.readdirSync(folder)) {
+        if (name.endsWith(".v8cache") && name !== path.basename(file))
+          fs.rmSync(path.join(folder, name), { force: true })
+      }
+    } catch {
+      // No cache this time; the next start tries again.
+    }
+  }
+  setTimeout(save, SAVE_AFTER_MS).unref()
+  process.once("exit", save)
+}
+
+/** `skills-mcp [serve] ...`: the server, as opposed to a one-shot command. */
+const isServe = (args: ReadonlyArray<string>) =>
+  !args.includes("--help") &&
+  !args.includes("-h") &&
+  !args.includes("--version") &&
+  !args.includes("-v") &&
+  !["instructions", "validate", "list"].includes(args[0] ?? "")
+
+main()
