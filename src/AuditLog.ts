@@ -1,6 +1,7 @@
 /**
- * AuditLog: one JSON object per line on stderr for every tool call (and, later, every
- * resource read and prompt get): when, what, which skill and path, the outcome, how long.
+ * AuditLog: one JSON object per line on stderr for every access to skill content (tool calls,
+ * resources/read, resources/directory/read, skills/get, prompts/get): when, which client,
+ * what, which skill, path or URI, the outcome, how long.
  * A port: `AuditLog.stderr` in the server, an in-memory sink in tests.
  */
 import { Context, Effect, Layer } from "effect"
@@ -11,6 +12,10 @@ export interface AuditRecord {
   readonly tool: string
   readonly skill?: string
   readonly path?: string
+  /** The URI of a resource read, or the prompt (and its argument) of a prompt get. */
+  readonly uri?: string
+  /** The client's name from `initialize` (clientInfo.name), when known. */
+  readonly client?: string
   /** `ok`, or the tag of the failure (`PathEscape`, `SkillNotFound`, `Defect`, ...). */
   readonly outcome: string
   readonly durationMs: number

@@ -107,6 +107,22 @@ export const OPTIONS = {
     help: "List the skill tools always (default), never, or auto (not to clients with the Skills extension).",
     commands: serving,
   },
+  allow: {
+    type: "string",
+    multiple: true,
+    value: "GLOB",
+    env: "SKILLS_MCP_ALLOW",
+    help: "Serve only skills whose id matches (repeatable or comma-separated, e.g. 'pdf-*').",
+    commands: serving,
+  },
+  deny: {
+    type: "string",
+    multiple: true,
+    value: "GLOB",
+    env: "SKILLS_MCP_DENY",
+    help: "Never serve skills whose id matches (repeatable or comma-separated); wins over --allow.",
+    commands: serving,
+  },
   "no-xml": {
     type: "boolean",
     help: "instructions: print the guide without the <skills-mcp-instructions> wrapper.",
@@ -192,6 +208,8 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
       ...(values["no-watch"] === true ? { watch: false } : values.watch === true ? { watch: true } : {}),
       ...(values.catalog === undefined ? {} : { catalog: values.catalog }),
       ...(values.tools === undefined ? {} : { tools: values.tools }),
+      ...(values.allow === undefined ? {} : { allow: values.allow }),
+      ...(values.deny === undefined ? {} : { deny: values.deny }),
     }
     return {
       command,

@@ -10,6 +10,8 @@
 import type { Dirent } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
+import type { IdFilter } from "./Access.js"
+import { idFilter } from "./Access.js"
 import type { FsPort } from "./FsPort.js"
 import { asyncFs, mapLimit } from "./FsPort.js"
 import type { Fingerprint } from "./Paths.js"
@@ -75,6 +77,8 @@ export const discoverRoot = async (
   root: Root,
   rootIndex: number,
   maxDepth: number,
+  /** Skills the operator exposes (`--allow`/`--deny`); others are passed over unread. */
+  permits?: IdFilter,
 ): Promise<DiscoveryResult> => {
   const found: Array<Found> = []
   const notices: Array<DiscoveryNotice> = []
@@ -90,6 +94,7 @@ export const discoverRoot = async (
     const file = path.join(pending.dir, SKILL_FILE)
     let info = await port.lstat(file)
     if (info === null) return null
+    if (permits !== undefined && !permits(path.basename(pending.dir))) return "refused"
     if (info.isSymbolicLink()) {
       const real = await port.realpath(file)
       if (real === null || !isInside(pending.real, real)) {
@@ -181,8 +186,11 @@ export const discoverAll = async (
   port: FsPort,
   roots: ReadonlyArray<Root>,
   maxDepth: number,
+  permits?: IdFilter,
 ): Promise<DiscoveryResult> => {
-  const perRoot = await mapLimit(roots, 4, (root, index) => discoverRoot(port, root, index, maxDepth))
+  const perRoot = await mapLimit(roots, 4, (root, index) =>
+    discoverRoot(port, root, index, maxDepth, permits),
+  )
   return {
     candidates: perRoot.flatMap((result) => result.candidates),
     notices: perRoot.flatMap((result) => result.notices),
@@ -214,9 +222,10 @@ const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => 
 export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery", {
   effect: Effect.gen(function* () {
     const settings = yield* Settings
+    const permits = idFilter(settings.allow, settings.deny)
     /** Every SKILL.md under every root; `port` chooses synchronous or asynchronous I/O. */
     const discover = (port: FsPort = asyncFs): Effect.Effect<DiscoveryResult> =>
-      Effect.promise(() => discoverAll(port, settings.roots, settings.maxDepth)).pipe(
+      Effect.promise(() => discoverAll(port, settings.roots, settings.maxDepth, permits)).pipe(
         Effect.withSpan("Discovery.discover"),
       )
     return { discover } as const

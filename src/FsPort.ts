@@ -38,12 +38,15 @@ const nullOnError =
     }
   }
 
+/** Read-only; a FIFO swapped in for a SKILL.md fails to read instead of blocking the process. */
+const READ_NONBLOCK = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK
+
 export const syncFs: FsPort = {
   readdir: nullOnError((dir: string) => fs.readdirSync(dir, { withFileTypes: true })),
   lstat: nullOnError((target: string) => fs.lstatSync(target)),
   stat: nullOnError((target: string) => fs.statSync(target)),
   realpath: nullOnError((target: string) => fs.realpathSync.native(target)),
-  open: (file) => fs.openSync(file, "r"),
+  open: (file) => fs.openSync(file, READ_NONBLOCK),
   read: (fd, buffer, offset, length, position) => fs.readSync(fd, buffer, offset, length, position),
   close: (fd) => fs.closeSync(fd),
   concurrency: 1,
@@ -58,7 +61,7 @@ export const asyncFs: FsPort = {
   lstat: (target) => fs.promises.lstat(target).catch(() => null),
   stat: (target) => fs.promises.stat(target).catch(() => null),
   realpath: (target) => fs.promises.realpath(target).catch(() => null),
-  open: (file) => openAsync(file, "r"),
+  open: (file) => openAsync(file, READ_NONBLOCK),
   read: (fd, buffer, offset, length, position) =>
     readAsync(fd, buffer, offset, length, position).then((result) => result.bytesRead),
   close: (fd) => closeAsync(fd),

@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Config, Context, Effect, Layer, Option, Schema } from "effect"
+import { globProblem } from "./Access.js"
 import { UsageError } from "./Errors.js"
 
 export interface Root {
@@ -44,6 +45,10 @@ export interface SettingsShape {
   readonly watch: boolean
   readonly catalogPlacement: CatalogPlacement
   readonly tools: ToolsMode
+  /** Glob patterns over skill ids: when any is given, only matching skills are served. */
+  readonly allow: ReadonlyArray<string>
+  /** Glob patterns over skill ids: matching skills are never served (deny wins over allow). */
+  readonly deny: ReadonlyArray<string>
 }
 
 export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
@@ -68,6 +73,8 @@ export const defaults: SettingsShape = {
   watch: true,
   catalogPlacement: "both",
   tools: "always",
+  allow: [],
+  deny: [],
 }
 
 /** What the command line said; every field optional so env and defaults can fill in. */
@@ -83,6 +90,8 @@ export interface SettingsInput {
   readonly watch?: boolean
   readonly catalog?: string
   readonly tools?: string
+  readonly allow?: ReadonlyArray<string>
+  readonly deny?: ReadonlyArray<string>
   /** Working directory for relative paths (defaults to the process's). */
   readonly cwd?: string
 }
@@ -105,9 +114,13 @@ const choiceSettings = {
 
 export const ENV_SKILLS_DIR = "SKILLS_DIR"
 export const ENV_WATCH = "SKILLS_MCP_WATCH"
+export const ENV_ALLOW = "SKILLS_MCP_ALLOW"
+export const ENV_DENY = "SKILLS_MCP_DENY"
 export const environmentVariables = [
   ENV_SKILLS_DIR,
   ENV_WATCH,
+  ENV_ALLOW,
+  ENV_DENY,
   ...Object.values(numericSettings).map((s) => s.env),
   ...Object.values(choiceSettings).map((s) => s.env),
 ]
@@ -166,6 +179,32 @@ const watchSetting = Effect.fn("Settings.watch")(function* (fromFlag: boolean | 
   return yield* new UsageError({
     reason: `Invalid value '${raw}' for environment variable ${ENV_WATCH}: expected 1 or 0.`,
   })
+})
+
+/**
+ * A list of id globs: the flag's values when given, else the environment variable's
+ * `,`-separated ones. Each pattern is checked here, so a typo fails at start-up.
+ */
+const patterns = Effect.fn("Settings.patterns")(function* (
+  fromFlag: ReadonlyArray<string> | undefined,
+  env: string,
+  flag: string,
+) {
+  const raw =
+    fromFlag !== undefined && fromFlag.length > 0
+      ? { values: fromFlag.flatMap((value) => value.split(",")), source: `option ${flag}` }
+      : {
+          values: Option.getOrElse(yield* optionalEnv(env), () => "").split(","),
+          source: `environment variable ${env}`,
+        }
+  const values = raw.values.map((value) => value.trim()).filter((value) => value.length > 0)
+  for (const value of values) {
+    const problem = globProblem(value)
+    if (problem !== undefined) {
+      return yield* new UsageError({ reason: `Invalid pattern '${value}' in ${raw.source}: ${problem}` })
+    }
+  }
+  return values
 })
 
 /** `~` and `~/x` expand to the home directory; other paths resolve against `cwd`. */
@@ -247,6 +286,8 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     watch: yield* watchSetting(input.watch),
     catalogPlacement: yield* choice(choiceSettings.catalog, input.catalog, defaults.catalogPlacement),
     tools: yield* choice(choiceSettings.tools, input.tools, defaults.tools),
+    allow: yield* patterns(input.allow, ENV_ALLOW, "--allow"),
+    deny: yield* patterns(input.deny, ENV_DENY, "--deny"),
   }
   if (roots.length === 0) {
     yield* Effect.logWarning(

@@ -115,6 +115,8 @@ const MAX_PATH_CHARS = 4096
 export const MAX_LISTING = 2_000
 /** A listing descends at most this many folder levels. */
 const MAX_LISTING_DEPTH = 16
+/** Entries examined (lstat) at a time while walking a folder. */
+const WALK_PAGE = 256
 
 const decodePercent = (segment: string): string => {
   try {
@@ -138,7 +140,9 @@ export const checkRelativePath = (
       new InvalidArgument({ argument: "path", reason: `longer than ${MAX_PATH_CHARS} characters` }),
     )
   }
-  if (requested.includes("\0") || decodePercent(requested).includes("\0")) return outside()
+  if (requested.includes("\0") || decodePercent(requested).includes("\0")) {
+    return Either.left(new InvalidArgument({ argument: "path", reason: "contains a NUL byte" }))
+  }
   if (/^[/\\]/.test(requested) || /^[a-zA-Z]:/.test(requested) || path.isAbsolute(requested)) return outside()
   const segments = requested.split(/[/\\]+/).filter((segment) => segment !== "" && segment !== ".")
   for (const segment of segments) {
@@ -225,7 +229,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
       return yield* Effect.tryPromise({
         try: async (): Promise<FileContent> => {
-          const handle = await fs.open(resolved.real, constants.O_RDONLY | constants.O_NOFOLLOW)
+          // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+          const handle = await fs.open(
+            resolved.real,
+            constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+          )
           try {
             const opened = await openedPath(handle.fd)
             if (opened !== null && !isInside(resolved.base, opened)) {
@@ -236,6 +244,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               throw new InvalidArgument({
                 argument: "path",
                 reason: `'${relative || "."}' is a folder, not a file`,
+              })
+            }
+            if (!info.isFile()) {
+              throw new InvalidArgument({
+                argument: "path",
+                reason: `'${relative}' is not a regular file (a pipe, socket or device is never read)`,
               })
             }
             if (info.size > maxFileBytes) {
@@ -292,18 +306,20 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       return text
     })
 
+    /** The names in one real folder, sorted; empty when it cannot be read. */
+    const namesIn = (real: string) =>
+      Effect.map(readDirOrNull(real), (dirents) =>
+        dirents === null ? [] : dirents.map((d) => d.name).sort(),
+      )
+
     /**
-     * The entries of one real folder inside the skill, sorted by name, from `offset`, at most
-     * `limit`: links resolved, and any that leave the skill (or dangle) left out.
+     * Some entries of one real folder inside the skill: links resolved, and any that leave
+     * the skill (or dangle) left out. Only the given names are examined.
      */
-    const entriesOf = (base: string, real: string, offset = 0, limit = Number.POSITIVE_INFINITY) =>
-      Effect.gen(function* () {
-        const dirents = yield* readDirOrNull(real)
-        if (dirents === null) return { entries: [] as Array<FolderEntry>, more: false }
-        const names = dirents.map((dirent) => dirent.name).sort()
-        const page = names.slice(offset, offset + limit)
-        const entries = yield* Effect.forEach(
-          page,
+    const examine = (base: string, real: string, names: ReadonlyArray<string>) =>
+      Effect.map(
+        Effect.forEach(
+          names,
           (name) =>
             Effect.gen(function* () {
               let target = path.join(real, name)
@@ -321,11 +337,16 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               return null
             }),
           { concurrency: 16 },
-        )
-        return {
-          entries: entries.filter((entry): entry is FolderEntry => entry !== null),
-          more: offset + limit < names.length,
-        }
+        ),
+        (entries) => entries.filter((entry): entry is FolderEntry => entry !== null),
+      )
+
+    /** The entries of one real folder, sorted by name, from `offset`, at most `limit`. */
+    const entriesOf = (base: string, real: string, offset: number, limit: number) =>
+      Effect.gen(function* () {
+        const names = yield* namesIn(real)
+        const entries = yield* examine(base, real, names.slice(offset, offset + limit))
+        return { entries, more: offset + limit < names.length }
       })
 
     /**
@@ -341,17 +362,27 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       const visited = new Set<string>()
       const go = (folder: string, prefix: string, depth: number): Effect.Effect<boolean> =>
         Effect.gen(function* () {
-          if (visited.has(folder) || depth > MAX_LISTING_DEPTH) return true
+          if (visited.has(folder)) return true
+          if (depth >= MAX_LISTING_DEPTH) {
+            tooDeep = true
+            return true
+          }
           visited.add(folder)
-          const { entries } = yield* entriesOf(base, folder)
-          for (const entry of entries) {
-            const entryPath = prefix === "" ? entry.name : `${prefix}/${entry.name}`
-            if (!visit(entry, entryPath)) return false
-            if (entry.type === "directory" && !(yield* go(entry.real, entryPath, depth + 1))) return false
+          const names = yield* namesIn(folder)
+          // A page at a time, so a walk that stops early never examines a whole huge folder.
+          for (let start = 0; start < names.length; start += WALK_PAGE) {
+            const entries = yield* examine(base, folder, names.slice(start, start + WALK_PAGE))
+            for (const entry of entries) {
+              const entryPath = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+              if (!visit(entry, entryPath)) return false
+              if (entry.type === "directory" && !(yield* go(entry.real, entryPath, depth + 1))) return false
+            }
           }
           return true
         })
-      return go(real, relative, 0)
+      let tooDeep = false
+      /** Whether every entry was visited (false: `visit` stopped it, or folders nest too deep). */
+      return Effect.map(go(real, relative, 0), (finished) => finished && !tooDeep)
     }
 
     /** A folder of the skill, or a failure saying why the path is not one. */
@@ -420,7 +451,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       const files: Array<{ readonly path: string; readonly info: Stats }> = []
       let total = 0
       let problem: string | undefined
-      yield* walk(base, base, "", (entry, entryPath) => {
+      const complete = yield* walk(base, base, "", (entry, entryPath) => {
         if (entry.type === "directory") return true
         if (files.length >= MAX_SKILL_FILES) {
           problem = `it has more than ${MAX_SKILL_FILES} files`
@@ -438,6 +469,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         files.push({ path: entryPath, info: entry.info })
         return true
       })
+      if (problem === undefined && !complete) {
+        problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`
+      }
       if (problem !== undefined) return yield* new SkillNotPublished({ skillId: skill.id, reason: problem })
       if (digests.size > MAX_CACHED_DIGESTS) digests.clear()
       let frontmatter: ParsedFrontmatter | undefined
@@ -491,10 +525,16 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       return { _tag: "File", file: yield* readText(skill, requested) } as const
     })
 
-    /** A skill's SKILL.md, read now: its current name, description and body. */
+    /**
+     * A skill's SKILL.md, read now: its current name, description and body. SKILL.md is text
+     * by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was indexed).
+     */
     const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
-      const file = yield* readText(skill, SKILL_FILE)
-      const parsed = yield* parseSkillText(path.join(skill.dir, SKILL_FILE), file.text)
+      const file = yield* readBytes(skill, SKILL_FILE)
+      const parsed = yield* parseSkillText(
+        path.join(skill.dir, SKILL_FILE),
+        Buffer.from(file.bytes).toString("utf8"),
+      )
       return {
         name: parsed.fields.name,
         description: parsed.fields.description,

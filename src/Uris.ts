@@ -6,7 +6,7 @@
  * path below the collection with the last segment replaced by the frontmatter `name`. For
  * older clients, `skill://<id>` reads SKILL.md and `skill://<id>/_manifest` its file list.
  */
-import { Either } from "effect"
+import { Either, Schema } from "effect"
 
 export const SCHEME = "skill://"
 /** The catalog as `<available_skills>` XML. */
@@ -117,3 +117,6 @@ export const resolveSegments = <S>(
     ? undefined
     : { _tag: "Skill", skill, base: [first], published: false, rest }
 }
+
+/** A URI parameter of a request: at most MAX_URI_CHARS characters (longer is -32602, unread). */
+export const UriString = Schema.String.pipe(Schema.maxLength(MAX_URI_CHARS))

@@ -49,8 +49,6 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     ["percent-encoding", "%2e%2e/other/SKILL.md"],
     ["an absolute path", "/etc/passwd"],
     ["a Windows drive", "C:\\Windows\\win.ini"],
-    ["a NUL byte", "references/guide.md\0.png"],
-    ["an encoded NUL byte", "references/guide.md%00"],
     ["a link to a file outside", "escape-file.md"],
     ["a link to a folder outside", "escape-dir/secret"],
     ["a path through a link to a folder outside", "escape-dir/dir"],
@@ -63,6 +61,19 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/skills/pdf` }, requested))
       expect(error._tag).toBe("PathEscape")
       expect(error.message).not.toContain("secret")
+    }),
+  )
+
+  it.scoped.each<readonly [string, string]>([
+    ["a NUL byte", "references/guide.md\0.png"],
+    ["an encoded NUL byte", "references/guide.md%00"],
+  ])("refuses %s as an invalid argument", ([_label, requested]) =>
+    Effect.gen(function* () {
+      const root = yield* fixture()
+      const files = yield* SkillFiles
+      const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/skills/pdf` }, requested))
+      expect(error._tag).toBe("InvalidArgument")
+      expect(error.message).toContain("NUL")
     }),
   )
 

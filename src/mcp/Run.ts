@@ -77,6 +77,21 @@ export const toProtocolError = (cause: Cause.Cause<SkillError>): ProtocolError =
     onNone: () => new ProtocolError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),
   })
 
+/** Longest part of a rejected value an error message repeats. */
+const MAX_ECHO = 80
+
+/**
+ * A decoding issue's message, without repeating more than MAX_ECHO characters of the value
+ * (a 1 MB argument must not come back in the error).
+ */
+const issueMessage = (message: string | undefined, fallback: string): string => {
+  if (message === undefined) return fallback
+  const at = message.indexOf(", actual ")
+  const actual = at === -1 ? "" : message.slice(at + ", actual ".length)
+  if (at === -1 || actual.length <= MAX_ECHO) return message.slice(0, 500)
+  return `${message.slice(0, Math.min(at, 400))}, actual ${actual.slice(0, MAX_ECHO)}… (${actual.length} characters)`
+}
+
 /** Decodes tool arguments strictly (unknown arguments are refused); failures name the argument. */
 export const decodeArguments =
   <A, I>(schema: Schema.Schema<A, I>) =>
@@ -86,7 +101,10 @@ export const decodeArguments =
         const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
         const argument =
           issue === undefined || issue.path.length === 0 ? "arguments" : issue.path.map(String).join(".")
-        return new InvalidArgument({ argument, reason: issue?.message ?? "does not match the input schema" })
+        return new InvalidArgument({
+          argument,
+          reason: issueMessage(issue?.message, "does not match the input schema"),
+        })
       }),
     )
 
@@ -100,7 +118,7 @@ export const decodeParams =
         issue === undefined || issue.path.length === 0 ? "params" : issue.path.map(String).join(".")
       return new ProtocolError(
         ErrorCode.InvalidParams,
-        `Invalid ${method} params: '${field}' ${issue?.message ?? ""}`,
+        `Invalid ${method} params: '${field}' ${issueMessage(issue?.message, "does not match")}`,
       )
     })
 

@@ -18,11 +18,24 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
-import { Deferred, Effect, Either, Exit, Logger, type LogLevel, Schedule, Schema, Stream } from "effect"
-import type { AuditLog } from "../AuditLog.js"
+import {
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  Logger,
+  type LogLevel,
+  Option,
+  Schedule,
+  Schema,
+  Stream,
+} from "effect"
+import type { AuditRecord } from "../AuditLog.js"
+import { AuditLog } from "../AuditLog.js"
 import type { Snapshot } from "../Catalog.js"
 import { Catalog } from "../Catalog.js"
 import { SKILL_FILE } from "../Discovery.js"
+import type { SkillError } from "../Errors.js"
 import { renderAvailableSkills, usageGuide } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
 import { fingerprintOf, statOrNull } from "../Paths.js"
@@ -32,7 +45,7 @@ import { VERSION } from "../version.js"
 import { Watcher } from "../Watcher.js"
 import { CompleteParams, complete } from "./completion.js"
 import { GetPromptParams, getPrompt, ListPromptsParams, listPrompts } from "./prompts.js"
-import { decodeParams, makeRunner, ProtocolError } from "./Run.js"
+import { decodeParams, makeRunner, outcomeOf, ProtocolError } from "./Run.js"
 import {
   DirectoryReadParams,
   ListResourcesParams,
@@ -56,8 +69,12 @@ import { callTool, toolDefinitions } from "./tools.js"
 
 export const SERVER_NAME = "skills-mcp"
 
-/** How long requests in flight may take to finish after stdin ends, before the process exits. */
-const DRAIN_TIMEOUT = "900 millis"
+/**
+ * After stdin ends, every request in flight is still answered; an idle server exits at once.
+ * A request stuck for longer than this (a disk that stopped answering) cannot hold the
+ * process: it then exits without that answer, and says so on stderr.
+ */
+const DRAIN_TIMEOUT = "10 seconds"
 /** Without a watcher, subscribed files are re-checked this often (only while there are any). */
 const SUBSCRIPTION_POLL = "2 seconds"
 
@@ -152,6 +169,27 @@ export const makeServer = (
       },
     )
     const files = yield* SkillFiles
+    const audit = yield* AuditLog
+    /** The audit log of this connection: every record names the client (from `initialize`). */
+    const clientAudit: AuditLog["Type"] = {
+      record: (record: AuditRecord) => {
+        const client = server.getClientVersion()?.name
+        return audit.record(client === undefined ? record : { ...record, client: client.slice(0, 100) })
+      },
+    }
+    /** Runs a read of skill content, recorded in the audit log with its URI and outcome. */
+    const audited = <A, R>(method: string, uri: string, effect: Effect.Effect<A, SkillError, R>) =>
+      Effect.suspend(() => {
+        const started = performance.now()
+        return Effect.onExit(effect, (exit) =>
+          clientAudit.record({
+            tool: method,
+            uri: uri.slice(0, 500),
+            outcome: outcomeOf(exit),
+            durationMs: Math.round((performance.now() - started) * 100) / 100,
+          }),
+        )
+      })
     const subscriptions = new Map<string, { signature: string; folder: string | undefined }>()
     const logLeftOut = makeLeftOutLog()
 
@@ -192,25 +230,39 @@ export const makeServer = (
       },
       "tools/call": async (input, extra) => {
         const { name, arguments: args } = params(CallToolParams, "tools/call")(input)
-        return runner.tool(callTool(name, args), extra.signal)
+        return runner.tool(Effect.provideService(callTool(name, args), AuditLog, clientAudit), extra.signal)
       },
       "prompts/list": async (input, extra) =>
         runner.request(listPrompts(params(ListPromptsParams, "prompts/list")(input)), extra.signal),
-      "prompts/get": async (input, extra) =>
-        runner.request(getPrompt(params(GetPromptParams, "prompts/get")(input)), extra.signal),
+      "prompts/get": async (input, extra) => {
+        const request = params(GetPromptParams, "prompts/get")(input)
+        const target = request.arguments?.name ?? ""
+        return runner.request(
+          audited(
+            "prompts/get",
+            target === "" ? request.name : `${request.name} ${target}`,
+            getPrompt(request),
+          ),
+          extra.signal,
+        )
+      },
       "resources/list": async (input, extra) =>
         runner.request(listResources(params(ListResourcesParams, "resources/list")(input)), extra.signal),
       "resources/templates/list": async (input) => {
         params(ListParams, "resources/templates/list")(input)
         return { resourceTemplates: resourceTemplates() }
       },
-      "resources/read": async (input, extra) =>
-        runner.request(readResource(params(UriParams, "resources/read")(input)), extra.signal),
-      "resources/directory/read": async (input, extra) =>
-        runner.request(
-          readDirectory(params(DirectoryReadParams, "resources/directory/read")(input)),
+      "resources/read": async (input, extra) => {
+        const request = params(UriParams, "resources/read")(input)
+        return runner.request(audited("resources/read", request.uri, readResource(request)), extra.signal)
+      },
+      "resources/directory/read": async (input, extra) => {
+        const request = params(DirectoryReadParams, "resources/directory/read")(input)
+        return runner.request(
+          audited("resources/directory/read", request.uri, readDirectory(request)),
           extra.signal,
-        ),
+        )
+      },
       "resources/subscribe": async (input, extra) => {
         const { uri } = params(UriParams, "resources/subscribe")(input)
         return runner.request(
@@ -236,8 +288,10 @@ export const makeServer = (
       },
       "skills/list": async (input, extra) =>
         runner.request(listSkills(params(ListSkillsParams, "skills/list")(input), logLeftOut), extra.signal),
-      "skills/get": async (input, extra) =>
-        runner.request(getSkill(params(GetSkillParams, "skills/get")(input)), extra.signal),
+      "skills/get": async (input, extra) => {
+        const request = params(GetSkillParams, "skills/get")(input)
+        return runner.request(audited("skills/get", request.uri, getSkill(request)), extra.signal)
+      },
       "completion/complete": async (input, extra) =>
         runner.request(complete(params(CompleteParams, "completion/complete")(input)), extra.signal),
       "logging/setLevel": async (input) => {
@@ -251,6 +305,13 @@ export const makeServer = (
     server.removeRequestHandler("logging/setLevel")
     server.fallbackRequestHandler = async (request: JSONRPCRequest, extra: Extra) => {
       const handler = Object.hasOwn(handlers, request.method) ? handlers[request.method] : undefined
+      // Only ping may come before initialize (the SDK answers initialize and ping itself).
+      if (server.getClientVersion() === undefined) {
+        throw new ProtocolError(
+          ErrorCode.InvalidRequest,
+          `Server not initialized: send 'initialize' before '${request.method.slice(0, 100)}'.`,
+        )
+      }
       if (handler === undefined) {
         throw new ProtocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`)
       }
@@ -390,6 +451,13 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
     }
 
     yield* Deferred.await(ended)
-    yield* Effect.promise(() => transport.whenIdle()).pipe(Effect.timeoutOption(DRAIN_TIMEOUT))
+    const drained = yield* Effect.promise(() => transport.whenIdle()).pipe(
+      Effect.timeoutOption(DRAIN_TIMEOUT),
+    )
+    if (Option.isNone(drained)) {
+      yield* Effect.logWarning(
+        `Input ended; requests still running after ${DRAIN_TIMEOUT} were left unanswered: ${transport.pending}`,
+      )
+    }
   }).pipe(Effect.provide(Logger.add(clientLogger(clientLog))))
 }

@@ -90,10 +90,25 @@ export class LineTransport implements Transport {
       this.settle(message.id)
     }
     const line = `${JSON.stringify(message)}\n`
-    await new Promise<void>((resolve) => {
-      if (this.output.write(line)) resolve()
-      else this.output.once("drain", resolve)
-    })
+    if (!this.output.write(line)) await this.outputDrained()
+  }
+
+  /** One shared wait for the output to drain, however many sends are waiting for it. */
+  private drainWait: Promise<void> | null = null
+  private outputDrained(): Promise<void> {
+    if (this.drainWait === null) {
+      this.drainWait = new Promise<void>((resolve) => {
+        const done = () => {
+          this.output.off("drain", done)
+          this.output.off("close", done)
+          this.drainWait = null
+          resolve()
+        }
+        this.output.on("drain", done)
+        this.output.on("close", done)
+      })
+    }
+    return this.drainWait
   }
 
   async close(): Promise<void> {

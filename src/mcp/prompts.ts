@@ -61,7 +61,9 @@ export const listPrompts = (params: typeof ListPromptsParams.Type) =>
 const skillPrompt = (snapshot: Snapshot, skill: Skill) =>
   Effect.gen(function* () {
     const files = yield* SkillFiles
-    const file = yield* files.readText(skill, "SKILL.md")
+    // SKILL.md is text by contract; bytes that are not UTF-8 become U+FFFD.
+    const file = yield* files.readBytes(skill, "SKILL.md")
+    const text = Buffer.from(file.bytes).toString("utf8")
     const result: GetPromptResult = {
       description: skill.description,
       messages: [
@@ -76,7 +78,7 @@ const skillPrompt = (snapshot: Snapshot, skill: Skill) =>
           role: "user",
           content: {
             type: "resource",
-            resource: { uri: skillResourceUri(snapshot, skill), mimeType: "text/markdown", text: file.text },
+            resource: { uri: skillResourceUri(snapshot, skill), mimeType: "text/markdown", text },
             annotations: { audience: ["assistant"], priority: 1 },
           },
         },

@@ -24,12 +24,13 @@ import {
   resolveSegments,
   skillMdUri,
   skillPathOf,
+  UriString,
 } from "../Uris.js"
 import { CACHE_HINTS } from "./skills.js"
 
-export const UriParams = Schema.Struct({ uri: Schema.String })
+export const UriParams = Schema.Struct({ uri: UriString })
 export const DirectoryReadParams = Schema.Struct({
-  uri: Schema.String,
+  uri: UriString,
   cursor: Schema.optional(Schema.String),
 })
 export const ListResourcesParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })

@@ -9,7 +9,7 @@ import { Catalog, paginate } from "../Catalog.js"
 import { SkillNotPublished, UnknownUri } from "../Errors.js"
 import { Settings } from "../Settings.js"
 import { SkillFiles } from "../SkillFiles.js"
-import { fileUri, parseSkillUri, resolveSegments, skillMdUri, skillPathOf } from "../Uris.js"
+import { fileUri, parseSkillUri, resolveSegments, skillMdUri, skillPathOf, UriString } from "../Uris.js"
 
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
@@ -17,7 +17,7 @@ export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 export const CACHE_HINTS = { ttlMs: 0, cacheScope: "private" } as const
 
 export const ListSkillsParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
-export const GetSkillParams = Schema.Struct({ uri: Schema.String })
+export const GetSkillParams = Schema.Struct({ uri: UriString })
 
 export interface SkillEntry {
   readonly uri: string

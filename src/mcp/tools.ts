@@ -20,10 +20,12 @@ import { decodeArguments, outcomeOf } from "./Run.js"
 
 export const ListSkillsArgs = Schema.Struct({
   query: Schema.optional(
-    Schema.String.pipe(Schema.maxLength(1_000)).annotations({
-      description:
-        "Words to look for in skill ids, names and descriptions (case-insensitive). Omit to list all.",
-    }),
+    Schema.String.pipe(Schema.maxLength(1_000, { message: () => "longer than 1000 characters" })).annotations(
+      {
+        description:
+          "Words to look for in skill ids, names and descriptions (case-insensitive). Omit to list all.",
+      },
+    ),
   ),
   limit: Schema.optional(
     Schema.Int.pipe(Schema.between(1, 1_000)).annotations({
@@ -31,9 +33,11 @@ export const ListSkillsArgs = Schema.Struct({
     }),
   ),
   cursor: Schema.optional(
-    Schema.String.pipe(Schema.maxLength(1_000)).annotations({
-      description: "The nextCursor of a previous list_skills result, to get the next page.",
-    }),
+    Schema.String.pipe(Schema.maxLength(1_000, { message: () => "longer than 1000 characters" })).annotations(
+      {
+        description: "The nextCursor of a previous list_skills result, to get the next page.",
+      },
+    ),
   ),
 })
 
@@ -46,7 +50,10 @@ export const ListSkillsResult = Schema.Struct({
 })
 
 export const GetSkillArgs = Schema.Struct({
-  id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1_000)).annotations({
+  id: Schema.String.pipe(
+    Schema.minLength(1),
+    Schema.maxLength(1_000, { message: () => "longer than 1000 characters" }),
+  ).annotations({
     description: "The skill's id (its folder name) or its name, as listed.",
   }),
 })
@@ -63,14 +70,19 @@ export const GetSkillResult = Schema.Struct({
 })
 
 export const ReadSkillFileArgs = Schema.Struct({
-  id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1_000)).annotations({
+  id: Schema.String.pipe(
+    Schema.minLength(1),
+    Schema.maxLength(1_000, { message: () => "longer than 1000 characters" }),
+  ).annotations({
     description: "The skill's id or name.",
   }),
   path: Schema.optional(
-    Schema.String.pipe(Schema.maxLength(4_096)).annotations({
-      description:
-        "Path relative to the skill folder, e.g. 'references/guide.md'. Empty or a folder: list files.",
-    }),
+    Schema.String.pipe(Schema.maxLength(4_096, { message: () => "longer than 4096 characters" })).annotations(
+      {
+        description:
+          "Path relative to the skill folder, e.g. 'references/guide.md'. Empty or a folder: list files.",
+      },
+    ),
   ),
 })
 

@@ -31,6 +31,8 @@ export interface RunningServer {
   readonly transport: StdioClientTransport
   /** Everything the server wrote to stderr so far. */
   readonly stderr: () => string
+  /** Every message the server sent, serialized, in order (to search for leaks). */
+  readonly received: Array<string>
   /** Errors the client met reading stdout (a non-JSON-RPC line shows up here). */
   readonly protocolErrors: Array<Error>
   readonly close: () => Promise<void>
@@ -68,7 +70,14 @@ export const startServer = async (
     notifications.push(notification)
   }
   await client.connect(transport)
+  const received: Array<string> = []
+  const deliver = transport.onmessage
+  transport.onmessage = (message) => {
+    received.push(JSON.stringify(message))
+    deliver?.(message)
+  }
   return {
+    received,
     client,
     transport,
     notifications,
@@ -93,11 +102,20 @@ export const runRaw = (
   args: ReadonlyArray<string>,
   lines: ReadonlyArray<string>,
   env: Record<string, string> = {},
-  options: { readonly closeStderr?: boolean } = {},
+  options: {
+    readonly closeStderr?: boolean
+    /** Run as this user and group (e.g. nobody, to test unreadable files when the tests run as root). */
+    readonly uid?: number
+    readonly gid?: number
+  } = {},
 ) =>
   new Promise<RawRun>((resolve, reject) => {
     const started = performance.now()
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? "", ...env } })
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      ...(options.uid === undefined ? {} : { uid: options.uid }),
+      ...(options.gid === undefined ? {} : { gid: options.gid }),
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => {

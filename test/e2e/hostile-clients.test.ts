@@ -1,0 +1,294 @@
+/**
+ * Hostile clients: malformed JSON-RPC, wrong arguments, 10 MB lines, thousands of requests at
+ * once, requests before `initialize`, signals; then the operator's allow/deny lists and the
+ * audit trail of every read. Raw lines go to the built bin's stdin, as a broken client would
+ * send them; every stdout line must still be JSON-RPC.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BIN, copyFixtures, initializeLine, jsonRpcLines, runRaw, startServer } from "../support/server.js"
+
+let fixtures: string
+let valid: string
+let env: Record<string, string>
+
+beforeAll(async () => {
+  fixtures = await copyFixtures()
+  valid = path.join(fixtures, "valid")
+  env = { HOME: path.join(fixtures, "home") }
+})
+
+afterAll(async () => {
+  await fs.rm(fixtures, { recursive: true, force: true })
+})
+
+const INITIALIZED = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })
+const rpc = (id: number | string, method: string, params?: unknown) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) })
+const tool = (id: number, name: string, args?: unknown) =>
+  rpc(id, "tools/call", { name, ...(args === undefined ? {} : { arguments: args }) })
+
+/** Runs the lines after initialize; answers by id (every stdout line must be JSON-RPC). */
+const session = async (lines: ReadonlyArray<string>, args: ReadonlyArray<string> = [valid]) => {
+  const run = await runRaw(args, [initializeLine(0), INITIALIZED, ...lines], env)
+  expect(run.code).toBe(0)
+  const messages = jsonRpcLines(run.stdout)
+  return { run, messages, byId: new Map(messages.map((message) => [message.id, message])) }
+}
+
+describe("malformed JSON-RPC", () => {
+  it("answers each broken line with the right error and keeps serving", async () => {
+    const { messages, byId } = await session([
+      "{not json",
+      "42",
+      "null",
+      JSON.stringify({ id: 1, method: "tools/list" }),
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: 7 }),
+      JSON.stringify([{ jsonrpc: "2.0", id: 3, method: "tools/list" }]),
+      rpc(4, "no/such/method"),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/no-such-notification" }),
+      JSON.stringify({ jsonrpc: "2.0", id: 999, result: {} }),
+      rpc(5, "tools/call", { arguments: {} }),
+      rpc(6, "resources/read", { uri: 5 }),
+      rpc(7, "tools/list"),
+    ])
+    const errors = messages.filter((message) => message.id === null).map((message) => message.error)
+    expect(errors).toContainEqual(expect.objectContaining({ code: -32700 }))
+    expect(
+      errors.filter((error) => (error as { code: number }).code === -32600).length,
+    ).toBeGreaterThanOrEqual(3)
+    for (const id of [1, 2, 3]) {
+      if (byId.has(id)) expect(byId.get(id)).toMatchObject({ error: { code: -32600 } })
+    }
+    expect(byId.get(4)).toMatchObject({ error: { code: -32601 } })
+    expect(byId.get(5)).toMatchObject({ error: { code: -32602 } })
+    expect(byId.get(6)).toMatchObject({ error: { code: -32602 } })
+    expect(byId.get(7)).toMatchObject({ result: { tools: expect.any(Array) } })
+    expect(byId.has(999)).toBe(false)
+  })
+
+  it("answers wrong, missing and extra tool arguments with an isError result naming the argument", async () => {
+    const { byId } = await session([
+      tool(1, "get_skill", { id: 5 }),
+      tool(2, "get_skill", {}),
+      tool(3, "get_skill"),
+      tool(4, "get_skill", { id: "pdf-processing", extra: true }),
+      tool(5, "read_skill_file", { id: "pdf-processing", path: ["SKILL.md"] }),
+      tool(6, "list_skills", { limit: "ten" }),
+      tool(7, "no_such_tool", {}),
+      tool(8, "get_skill", { id: "pdf-processing" }),
+    ])
+    const result = (id: number) => CallToolResultSchema.parse(byId.get(id)?.result)
+    const textOf = (id: number) =>
+      result(id)
+        .content.map((part) => (part.type === "text" ? part.text : ""))
+        .join("")
+    for (const [id, argument] of [
+      [1, "'id'"],
+      [2, "'id'"],
+      [3, "'id'"],
+      [4, "'extra'"],
+      [5, "'path'"],
+      [6, "'limit'"],
+      [7, "no tool 'no_such_tool'"],
+    ] as const) {
+      expect(result(id).isError).toBe(true)
+      expect(textOf(id)).toContain(argument)
+    }
+    expect(result(8).isError).toBeUndefined()
+  })
+})
+
+describe("oversized input", () => {
+  it("answers a 10 MB request with an error carrying its id, then serves the next one", async () => {
+    const huge = rpc(1, "tools/call", { name: "get_skill", arguments: { id: "x".repeat(10 * 1024 * 1024) } })
+    const garbage = "y".repeat(10 * 1024 * 1024)
+    const { run, byId, messages } = await session([
+      huge,
+      garbage,
+      tool(2, "get_skill", { id: "pdf-processing" }),
+    ])
+    expect(byId.get(1)).toMatchObject({ error: { code: -32600 } })
+    expect(JSON.stringify(byId.get(1)).length).toBeLessThan(1_000)
+    expect(messages.filter((message) => message.id === null)).toHaveLength(1)
+    expect(JSON.stringify(byId.get(2))).toContain("# PDF processing")
+    expect(run.stdout.length).toBeLessThan(200_000)
+  })
+
+  it("refuses a 900 KB argument (under the line limit) without repeating it", async () => {
+    const { byId } = await session([
+      tool(1, "read_skill_file", { id: "pdf-processing", path: "a".repeat(900_000) }),
+      rpc(2, "resources/read", { uri: `skill://pdf-processing/${"b".repeat(900_000)}` }),
+    ])
+    expect(JSON.stringify(byId.get(1))).toContain("longer than 4096 characters")
+    expect(JSON.stringify(byId.get(1)).length).toBeLessThan(2_000)
+    expect(byId.get(2)).toMatchObject({ error: { code: -32602 } })
+    expect(JSON.stringify(byId.get(2)).length).toBeLessThan(2_000)
+  })
+})
+
+describe("load", () => {
+  it("answers 3,000 requests sent at once, each exactly once", async () => {
+    const count = 3_000
+    const lines = Array.from({ length: count }, (_, i) =>
+      i % 3 === 0
+        ? tool(i + 1, "get_skill", { id: "pdf-processing" })
+        : i % 3 === 1
+          ? tool(i + 1, "read_skill_file", { id: "pdf-processing", path: "references/forms.md" })
+          : rpc(i + 1, "resources/read", { uri: "skill://pdf-processing/SKILL.md" }),
+    )
+    const { messages } = await session(lines)
+    const ids = messages.map((message) => message.id).filter((id) => typeof id === "number" && id > 0)
+    expect(ids).toHaveLength(count)
+    expect(new Set(ids).size).toBe(count)
+    expect(messages.some((message) => "error" in message && message.id !== 0)).toBe(false)
+  })
+})
+
+describe("lifecycle", () => {
+  it("refuses requests before initialize (ping excepted), then serves normally", async () => {
+    const run = await runRaw(
+      [valid],
+      [
+        rpc(1, "tools/list"),
+        tool(2, "get_skill", { id: "pdf-processing" }),
+        rpc(3, "ping"),
+        initializeLine(0),
+        INITIALIZED,
+        rpc(4, "tools/list"),
+      ],
+      env,
+    )
+    const byId = new Map(jsonRpcLines(run.stdout).map((message) => [message.id, message]))
+    expect(byId.get(1)).toMatchObject({
+      error: { code: -32600, message: expect.stringContaining("initialize") },
+    })
+    expect(byId.get(2)).toMatchObject({ error: { code: -32600 } })
+    expect(byId.get(3)).toMatchObject({ result: {} })
+    expect(byId.get(4)).toMatchObject({ result: { tools: expect.any(Array) } })
+  })
+
+  it("exits 0 on SIGTERM, with only JSON-RPC on stdout", async () => {
+    const child = spawn(process.execPath, [BIN, valid], { env: { PATH: process.env.PATH ?? "", ...env } })
+    let stdout = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    const answered = new Promise<void>((resolve) => {
+      child.stdout.on("data", () => {
+        if (stdout.includes('"id":0')) resolve()
+      })
+    })
+    child.stdin.write(`${initializeLine(0)}\n${INITIALIZED}\n`)
+    await answered
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+    child.kill("SIGTERM")
+    expect(await exited).toBe(0)
+    expect(jsonRpcLines(stdout).length).toBe(1)
+  })
+})
+
+describe("allow and deny lists", () => {
+  const call = async (server: Awaited<ReturnType<typeof startServer>>, name: string, args: object) =>
+    CallToolResultSchema.parse(await server.client.callTool({ name, arguments: { ...args } }))
+  const textOf = (result: CallToolResult) =>
+    result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+
+  it("makes denied skills invisible on every surface", async () => {
+    const server = await startServer([valid, "--deny", "pdf-*", "--refresh-ms", "0"], { env })
+    try {
+      const everything = [
+        server.client.getInstructions() ?? "",
+        JSON.stringify(await server.client.listTools()),
+        textOf(await call(server, "list_skills", { limit: 100 })),
+        textOf(await call(server, "list_skills", { query: "pdf" })),
+        JSON.stringify(await server.client.request({ method: "skills/list", params: {} }, ResultSchema)),
+        JSON.stringify(await server.client.listResources()),
+        JSON.stringify(await server.client.listPrompts()),
+        JSON.stringify(
+          await server.client.complete({
+            ref: { type: "ref/prompt", name: "skill" },
+            argument: { name: "name", value: "p" },
+          }),
+        ),
+        JSON.stringify(await server.client.readResource({ uri: "skill://prompt-xml" })),
+      ].join("\n")
+      expect(everything).not.toContain("pdf-processing")
+      const denied = await call(server, "get_skill", { id: "pdf-processing" })
+      expect(denied.isError).toBe(true)
+      expect(textOf(denied)).not.toContain("Closest ids: 'pdf-processing'")
+      await expect(server.client.readResource({ uri: "skill://pdf-processing/SKILL.md" })).rejects.toThrow()
+      await expect(server.client.getPrompt({ name: "pdf-processing" })).rejects.toThrow()
+      expect((await call(server, "get_skill", { id: "git-commit-messages" })).isError).toBeUndefined()
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("serves only allowed skills when SKILLS_MCP_ALLOW is set, and deny wins over allow", async () => {
+    const server = await startServer([valid, "--deny", "*-messages", "--refresh-ms", "0"], {
+      env: { ...env, SKILLS_MCP_ALLOW: "pdf-*,git-*" },
+    })
+    try {
+      const listed = (await call(server, "list_skills", { limit: 100 })).structuredContent as {
+        skills: Array<{ id: string }>
+      }
+      expect(listed.skills.map((skill) => skill.id)).toEqual(["pdf-processing"])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("refuses an invalid pattern at start-up with exit code 2", async () => {
+    const run = await runRaw([valid, "--allow", "team/*"], [], env)
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain("Invalid pattern 'team/*' in option --allow")
+    expect(run.stdout).toBe("")
+  })
+})
+
+describe("audit log", () => {
+  it("records resource reads, directory reads, skills/get and prompt gets with the client's name", async () => {
+    const server = await startServer([valid, "--refresh-ms", "0"], { env, clientName: "audited-client" })
+    try {
+      await server.client.readResource({ uri: "skill://pdf-processing/SKILL.md" })
+      await server.client.request(
+        { method: "resources/directory/read", params: { uri: "skill://pdf-processing/references" } },
+        ResultSchema,
+      )
+      await server.client.request(
+        { method: "skills/get", params: { uri: "skill://pdf-processing/SKILL.md" } },
+        ResultSchema,
+      )
+      await server.client.getPrompt({ name: "skill", arguments: { name: "pdf-processing" } })
+      await expect(server.client.readResource({ uri: "skill://pdf-processing/../x" })).rejects.toThrow()
+      await server.client.callTool({ name: "get_skill", arguments: { id: "pdf-processing" } })
+      const audit = () =>
+        server
+          .stderr()
+          .split("\n")
+          .filter((line) => line.includes('"audit":true'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const records = audit()
+      expect(records.map((record) => record.tool)).toEqual([
+        "resources/read",
+        "resources/directory/read",
+        "skills/get",
+        "prompts/get",
+        "resources/read",
+        "get_skill",
+      ])
+      for (const record of records) expect(record.client).toBe("audited-client")
+      expect(records[0]).toMatchObject({ uri: "skill://pdf-processing/SKILL.md", outcome: "ok" })
+      expect(records[3]).toMatchObject({ uri: "skill pdf-processing", outcome: "ok" })
+      expect(records[4]).toMatchObject({ outcome: "UnknownUri" })
+    } finally {
+      await server.close()
+    }
+  })
+})
