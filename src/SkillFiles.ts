@@ -115,6 +115,10 @@ const MAX_PATH_CHARS = 4096
 export const MAX_LISTING = 2_000
 /** A listing descends at most this many folder levels. */
 const MAX_LISTING_DEPTH = 16
+/** Folders of at least this many entries keep their sorted names between requests... */
+const CACHED_FOLDER_MIN = 1_000
+/** ...and this many such folders at most (the oldest is dropped first). */
+const CACHED_FOLDERS = 16
 /** Entries examined (lstat) at a time while walking a folder. */
 const WALK_PAGE = 256
 
@@ -306,11 +310,31 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       return text
     })
 
+    /**
+     * Sorted names of recently read large folders, valid while the folder's fingerprint holds:
+     * paging through 100,000 entries reads and sorts the folder once, not once per page.
+     */
+    const folderNames = new Map<
+      string,
+      { readonly fingerprint: Fingerprint; readonly names: Array<string> }
+    >()
+
     /** The names in one real folder, sorted; empty when it cannot be read. */
     const namesIn = (real: string) =>
-      Effect.map(readDirOrNull(real), (dirents) =>
-        dirents === null ? [] : dirents.map((d) => d.name).sort(),
-      )
+      Effect.gen(function* () {
+        const info = yield* statOrNull(real)
+        if (info === null) return []
+        const fingerprint = fingerprintOf(info)
+        const cached = folderNames.get(real)
+        if (cached !== undefined && sameFingerprint(cached.fingerprint, fingerprint)) return cached.names
+        const dirents = yield* readDirOrNull(real)
+        const names = dirents === null ? [] : dirents.map((dirent) => dirent.name).sort()
+        if (names.length >= CACHED_FOLDER_MIN) {
+          if (folderNames.size >= CACHED_FOLDERS) folderNames.delete(folderNames.keys().next().value ?? "")
+          folderNames.set(real, { fingerprint, names })
+        }
+        return names
+      })
 
     /**
      * Some entries of one real folder inside the skill: links resolved, and any that leave

@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { LineTransport, peekRequestId } from "../src/mcp/Transport.js"
+import { LineTransport, MAX_IN_FLIGHT, peekRequestId } from "../src/mcp/Transport.js"
 
 const setup = (maxMessageBytes = 200) => {
   const input = new PassThrough()
@@ -95,5 +95,41 @@ describe("peekRequestId", () => {
     expect(peekRequestId('{"jsonrpc":"2.0","id":42,"method":"x","params":{')).toBe(42)
     expect(peekRequestId('{"id":"a\\"b","params":')).toBe('a"b')
     expect(peekRequestId('{"method":"x","params":{"id":1')).toBeNull()
+  })
+
+  it("pauses reading at MAX_IN_FLIGHT unanswered requests, and answers all of them in order", async () => {
+    const { input, written, transport, ended } = setup(10_000)
+    const order: Array<unknown> = []
+    let inFlight = 0
+    let most = 0
+    transport.onmessage = (message) => {
+      if (!("id" in message) || message.id === undefined) return
+      const id = message.id
+      order.push(id)
+      inFlight++
+      most = Math.max(most, inFlight)
+      // Answer later, a few at a time, like a busy server.
+      setTimeout(
+        () => {
+          inFlight--
+          void transport.send({ jsonrpc: "2.0", id, result: {} })
+        },
+        1 + (Number(id) % 5),
+      )
+    }
+    await transport.start()
+    const count = 2_000
+    input.end(
+      Array.from({ length: count }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"ping"}\n`).join(""),
+    )
+    const idle = new Promise<void>((resolve) => {
+      const check = () => (ended() > 0 ? void transport.whenIdle().then(resolve) : setTimeout(check, 5))
+      check()
+    })
+    await idle
+    expect(most).toBeLessThanOrEqual(MAX_IN_FLIGHT)
+    expect(order).toEqual(Array.from({ length: count }, (_, i) => i))
+    expect(written).toHaveLength(count)
+    expect(transport.pending).toBe(0)
   })
 })

@@ -4,7 +4,9 @@
  *   closes itself silently once its buffer passes 10 MiB);
  * - invalid JSON is answered with -32700 and a non-JSON-RPC message with -32600;
  * - end of input is reported (`onEnd`) instead of being ignored, and the requests still in
- *   flight are known (`pending`) so their responses can be written before the process exits.
+ *   flight are known (`pending`) so their responses can be written before the process exits;
+ * - reading pauses while MAX_IN_FLIGHT requests are unanswered: a client that sends thousands
+ *   at once waits in the pipe instead of in the server's memory.
  */
 import type { Readable, Writable } from "node:stream"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
@@ -21,6 +23,8 @@ export interface LineTransportOptions {
 }
 
 const NEWLINE = 0x0a
+/** Requests in flight at which reading pauses; it resumes when half of them are answered. */
+export const MAX_IN_FLIGHT = 128
 
 /** Reads the `id` of a truncated request from its first bytes, when it comes before `params`. */
 export const peekRequestId = (head: string): RequestId | null => {
@@ -53,6 +57,9 @@ export class LineTransport implements Transport {
   /** Bytes of an oversized line seen so far; its first bytes are kept to find its id. */
   private oversized: { bytes: number; head: string } | null = null
   private readonly inFlight = new Set<RequestId>()
+  /** Input read but not yet parsed, held while reading is paused. */
+  private backlog: Buffer | null = null
+  private paused = false
   private drainWaiters: Array<() => void> = []
   private ended = false
   private closed = false
@@ -73,6 +80,12 @@ export class LineTransport implements Transport {
     this.output.on("error", this.onOutputError)
   }
 
+  /** Requests received since the start. */
+  get received(): number {
+    return this.receivedCount
+  }
+  private receivedCount = 0
+
   /** Requests received and not yet answered. */
   get pending(): number {
     return this.inFlight.size
@@ -80,7 +93,7 @@ export class LineTransport implements Transport {
 
   /** Resolves when every request received so far has been answered. */
   whenIdle(): Promise<void> {
-    if (this.inFlight.size === 0) return Promise.resolve()
+    if (this.inFlight.size === 0 && this.backlog === null) return Promise.resolve()
     return new Promise((resolve) => this.drainWaiters.push(resolve))
   }
 
@@ -128,7 +141,27 @@ export class LineTransport implements Transport {
 
   private settle(id: RequestId) {
     this.inFlight.delete(id)
-    if (this.inFlight.size === 0) this.releaseWaiters()
+    if (this.paused && this.inFlight.size <= MAX_IN_FLIGHT / 2) this.unpause()
+    this.checkIdle()
+  }
+
+  /** Idle: every request read so far is answered and no read input waits to be parsed. */
+  private checkIdle() {
+    if (this.inFlight.size === 0 && this.backlog === null) this.releaseWaiters()
+  }
+
+  private unpause() {
+    this.paused = false
+    const backlog = this.backlog
+    // Still counted as waiting input until parsed (see checkIdle).
+    this.backlog = backlog === null ? null : Buffer.alloc(0)
+    // Later, not inside the response being sent: parse what was held, then read on.
+    setImmediate(() => {
+      if (this.backlog !== null && this.backlog.length === 0) this.backlog = null
+      if (backlog !== null) this.onData(backlog)
+      if (!this.paused && !this.closed) this.input.resume()
+      this.checkIdle()
+    })
   }
 
   private releaseWaiters() {
@@ -140,6 +173,10 @@ export class LineTransport implements Transport {
   private readonly onData = (chunk: Buffer | string) => {
     let data = typeof chunk === "string" ? Buffer.from(chunk) : chunk
     while (data.length > 0 && !this.closed) {
+      if (this.paused) {
+        this.backlog = this.backlog === null ? data : Buffer.concat([this.backlog, data])
+        return
+      }
       const newline = data.indexOf(NEWLINE)
       const part = newline === -1 ? data : data.subarray(0, newline)
       if (this.oversized !== null) {
@@ -197,7 +234,14 @@ export class LineTransport implements Transport {
       return
     }
     const message = parsed.data
-    if ("method" in message && "id" in message) this.inFlight.add(message.id)
+    if ("method" in message && "id" in message) {
+      this.receivedCount++
+      this.inFlight.add(message.id)
+      if (this.inFlight.size >= MAX_IN_FLIGHT && !this.paused) {
+        this.paused = true
+        this.input.pause()
+      }
+    }
     if ("method" in message && message.method === "notifications/cancelled") {
       const requestId = message.params?.requestId
       if (typeof requestId === "string" || typeof requestId === "number") this.settle(requestId)
