@@ -8,6 +8,7 @@ import * as path from "node:path"
 import { Clock, Effect, Either, PubSub, Ref, Stream } from "effect"
 import type { Candidate, DiscoveryNotice } from "./Discovery.js"
 import { Discovery } from "./Discovery.js"
+import type { FrontmatterRule } from "./Errors.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { MAX_FRONTMATTER_BYTES, readFrontmatter } from "./Frontmatter.js"
@@ -43,6 +44,8 @@ export interface SkippedSkill {
   readonly id: string
   readonly file: string
   readonly root: string
+  /** The `validate` rule the SKILL.md fails. */
+  readonly rule: FrontmatterRule
   readonly reason: string
   readonly line?: number
 }
@@ -313,6 +316,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
             id: candidate.id,
             file: candidate.file,
             root: candidate.root.path,
+            rule: error.rule,
             reason: error.reason,
             ...(error.line === undefined ? {} : { line: error.line }),
           },

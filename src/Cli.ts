@@ -1,20 +1,24 @@
 /**
- * The command line: `serve` (default), `instructions`. Parsing uses Node's own
+ * The command line: `serve` (default), `instructions`, `validate`, `list`. Parsing uses Node's own
  * `util.parseArgs` (strict: an unknown option is a usage error, exit code 2).
  * The one-shot commands print through `writeOut`; the server's stdout is JSON-RPC only.
  */
 import { parseArgs } from "node:util"
-import { Effect } from "effect"
+import { Effect, Layer, Logger, LogLevel, Schema } from "effect"
+import { Catalog } from "./Catalog.js"
+import { catalogReport, formatCatalogReport } from "./CatalogReport.js"
 import { UsageError } from "./Errors.js"
 import { usageGuide } from "./instructions.js"
-import { appLayer } from "./Live.js"
-import { StderrJsonLogging, StderrTextLogging, writeStderr } from "./Logging.js"
+import { formatLintReport, Lint, LintReport } from "./Lint.js"
+import { appLayer, lintLayer, servicesLayer } from "./Live.js"
+import { StderrJsonLogging, StderrTextLogging, stderrTextLogger, writeStderr } from "./Logging.js"
+import { skillResourceUri } from "./mcp/resources.js"
 import { serve } from "./mcp/Server.js"
 import type { SettingsInput } from "./Settings.js"
 import { ENV_SKILLS_DIR, Settings } from "./Settings.js"
 import { VERSION } from "./version.js"
 
-export const COMMANDS = ["serve", "instructions"] as const
+export const COMMANDS = ["serve", "instructions", "validate", "list"] as const
 export type Command = (typeof COMMANDS)[number]
 
 interface OptionSpec {
@@ -28,6 +32,8 @@ interface OptionSpec {
 }
 
 const serving: ReadonlyArray<Command> = ["serve"]
+/** Options that decide which skills are found: the one-shot commands see what the server sees. */
+const discovering: ReadonlyArray<Command> = ["serve", "validate", "list"]
 
 /** Every option: its parsing, its help line, the commands that accept it. */
 export const OPTIONS = {
@@ -38,28 +44,28 @@ export const OPTIONS = {
     value: "DIR",
     env: ENV_SKILLS_DIR,
     help: "A skills folder (repeatable; positional folders work too). First folder wins on duplicate ids.",
-    commands: serving,
+    commands: discovering,
   },
   "max-file-bytes": {
     type: "string",
     value: "N",
     env: "SKILLS_MCP_MAX_FILE_BYTES",
     help: "Largest file returned by read_skill_file and get_skill (default 1048576).",
-    commands: serving,
+    commands: discovering,
   },
   "max-depth": {
     type: "string",
     value: "N",
     env: "SKILLS_MCP_MAX_DEPTH",
     help: "How many folder levels below a root a skill may sit (default 4).",
-    commands: serving,
+    commands: discovering,
   },
   "max-skills": {
     type: "string",
     value: "N",
     env: "SKILLS_MCP_MAX_SKILLS",
     help: "Most skills indexed; the rest are logged and left out (default 100000).",
-    commands: serving,
+    commands: ["serve", "list"],
   },
   "refresh-ms": {
     type: "string",
@@ -113,7 +119,7 @@ export const OPTIONS = {
     value: "GLOB",
     env: "SKILLS_MCP_ALLOW",
     help: "Serve only skills whose id matches (repeatable or comma-separated, e.g. 'pdf-*').",
-    commands: serving,
+    commands: discovering,
   },
   deny: {
     type: "string",
@@ -121,7 +127,17 @@ export const OPTIONS = {
     value: "GLOB",
     env: "SKILLS_MCP_DENY",
     help: "Never serve skills whose id matches (repeatable or comma-separated); wins over --allow.",
-    commands: serving,
+    commands: discovering,
+  },
+  json: {
+    type: "boolean",
+    help: "validate, list: print one JSON document (schema in the README) instead of text.",
+    commands: ["validate", "list"],
+  },
+  strict: {
+    type: "boolean",
+    help: "validate: treat warnings as errors (exit code 1 on any warning).",
+    commands: ["validate"],
   },
   "no-xml": {
     type: "boolean",
@@ -145,6 +161,11 @@ export const helpText = (): string => {
 Usage:
   skills-mcp [serve] [options] [DIR...]   Run the MCP server on stdio (the default command).
   skills-mcp instructions [--no-xml]      Print the usage guide for AGENTS.md / CLAUDE.md.
+  skills-mcp validate [options] [DIR...]  Check skills against the Agent Skills specification.
+                                          Exit code 0: no errors, 1: errors (--strict: or
+                                          warnings), 2: usage error.
+  skills-mcp list [options] [DIR...]      Show the skills the server would serve (id, name, URI,
+                                          root) and the ones it skips or shadows, with reasons.
 
 With no folder given (and no ${ENV_SKILLS_DIR}), skills are read from ./.agents/skills,
 ./.claude/skills, ~/.agents/skills and ~/.claude/skills, whichever exist.
@@ -159,6 +180,10 @@ export interface ParsedCommandLine {
   readonly help: boolean
   readonly version: boolean
   readonly xml: boolean
+  /** validate, list: a JSON document instead of text. */
+  readonly json: boolean
+  /** validate: warnings count as errors. */
+  readonly strict: boolean
   readonly settings: SettingsInput
 }
 
@@ -216,6 +241,8 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
       help: values.help === true,
       version: values.version === true,
       xml: values["no-xml"] !== true,
+      json: values.json === true,
+      strict: values.strict === true,
       settings,
     }
   })
@@ -239,6 +266,44 @@ const serveCommand = (settings: SettingsInput) =>
     Effect.provide(StderrJsonLogging),
   )
 
+/** `validate`: every rule over every skill found; exit code 1 when any error (or, --strict, warning). */
+const validateCommand = (line: ParsedCommandLine) =>
+  Effect.gen(function* () {
+    const lint = yield* Lint
+    const report = yield* lint.run({ strict: line.strict })
+    if (line.json) {
+      const document = yield* Schema.encode(LintReport)(report).pipe(Effect.orDie)
+      yield* writeOut(`${JSON.stringify(document, null, 2)}\n`)
+    } else {
+      yield* writeOut(formatLintReport(report, process.cwd()))
+    }
+    return report.ok ? EXIT_OK : EXIT_FAILURE
+  }).pipe(Effect.provide(lintLayer(Settings.fromInput(line.settings))), Effect.provide(StderrTextLogging))
+
+/** `list`: the catalog the server would build, and what it leaves out. */
+const listCommand = (line: ParsedCommandLine) =>
+  Effect.gen(function* () {
+    const catalog = yield* Catalog
+    const settings = yield* Settings
+    const snapshot = yield* catalog.peek
+    const report = catalogReport(snapshot, (skill) => skillResourceUri(snapshot, skill))
+    yield* writeOut(
+      line.json
+        ? `${JSON.stringify({ version: 1, roots: settings.roots.map((root) => root.path), ...report }, null, 2)}\n`
+        : formatCatalogReport(report, process.cwd()),
+    )
+    return EXIT_OK
+  }).pipe(
+    Effect.provide(servicesLayer(Settings.fromInput(line.settings))),
+    // The catalog's own warnings (skipped, shadowed skills) are in the listing itself.
+    Effect.provide(
+      Layer.mergeAll(
+        Logger.replace(Logger.defaultLogger, stderrTextLogger),
+        Logger.minimumLogLevel(LogLevel.Error),
+      ),
+    ),
+  )
+
 /** Runs one command line; resolves to the process exit code. Errors are reported on stderr. */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function* () {
@@ -257,6 +322,10 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
         return EXIT_OK
       case "serve":
         return yield* serveCommand(line.settings)
+      case "validate":
+        return yield* validateCommand(line)
+      case "list":
+        return yield* listCommand(line)
     }
   }).pipe(
     Effect.catchTag("UsageError", (error) => Effect.as(writeErr(`skills-mcp: ${error.message}`), EXIT_USAGE)),

@@ -16,10 +16,26 @@ export class SkillNotFound extends Schema.TaggedError<SkillNotFound>()("SkillNot
   }
 }
 
+/**
+ * Why a SKILL.md cannot be served, as the id of the `validate` rule that reports it
+ * (src/Validation.ts lists every rule).
+ */
+export const FrontmatterRule = Schema.Literal(
+  "skill-unreadable",
+  "symlink-artefact",
+  "frontmatter-missing",
+  "frontmatter-unclosed",
+  "yaml-invalid",
+  "name-required",
+  "description-required",
+)
+export type FrontmatterRule = typeof FrontmatterRule.Type
+
 export class MalformedFrontmatter extends Schema.TaggedError<MalformedFrontmatter>()("MalformedFrontmatter", {
   path: Schema.String,
   line: Schema.optional(Schema.Number),
   reason: Schema.String,
+  rule: FrontmatterRule,
 }) {
   override get message() {
     const at = this.line === undefined ? this.path : `${this.path}:${this.line}`

@@ -5,10 +5,12 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { LineCounter, parseDocument, visit } from "yaml"
+import type { FrontmatterRule } from "./Errors.js"
 import { MalformedFrontmatter } from "./Errors.js"
 import type { FsPort } from "./FsPort.js"
 import { asyncFs } from "./FsPort.js"
 import { Settings } from "./Settings.js"
+import { symlinkArtefactReason, symlinkTargetIn } from "./Validation.js"
 
 /** Decoded frontmatter. Known fields of the wrong type are left out here (Validation reports them). */
 export interface SkillFrontmatter {
@@ -206,12 +208,12 @@ export const parseFrontmatterYaml = (
   file: string,
   split: SplitFrontmatter,
 ): Either.Either<ParsedFrontmatter, MalformedFrontmatter> => {
-  const fail = (reason: string, yamlLine?: number) =>
+  const fail = (reason: string, yamlLine?: number, rule: FrontmatterRule = "yaml-invalid") =>
     Either.left(
       new MalformedFrontmatter(
         yamlLine === undefined
-          ? { path: file, reason }
-          : { path: file, reason, line: split.startLine + yamlLine },
+          ? { path: file, reason, rule }
+          : { path: file, reason, rule, line: split.startLine + yamlLine },
       ),
     )
   let data: unknown = parseSimpleYaml(split.yaml)
@@ -258,8 +260,11 @@ export const parseFrontmatterYaml = (
     return fail("the frontmatter must be a YAML mapping of fields (name: ..., description: ...)")
   const required = decodeRequired(data)
   if (Either.isLeft(required)) {
+    const issue = ParseResult.ArrayFormatter.formatErrorSync(required.left)[0]
     return fail(
-      ParseResult.ArrayFormatter.formatErrorSync(required.left)[0]?.message ?? "invalid name or description",
+      issue?.message ?? "invalid name or description",
+      undefined,
+      issue?.path[0] === "description" ? "description-required" : "name-required",
     )
   }
   const extra: Record<string, unknown> = {}
@@ -287,20 +292,31 @@ export const parseSkillText = (
 ): Either.Either<ParsedFrontmatter & { readonly body: string }, MalformedFrontmatter> => {
   const split = splitFrontmatter(text)
   switch (split._tag) {
-    case "NoFrontmatter":
+    case "NoFrontmatter": {
+      const target = symlinkTargetIn(text)
       return Either.left(
-        new MalformedFrontmatter({
-          path: file,
-          line: 1,
-          reason:
-            "no frontmatter: SKILL.md must start with a '---' line, then 'name:' and 'description:', then '---'",
-        }),
+        target === undefined
+          ? new MalformedFrontmatter({
+              path: file,
+              line: 1,
+              rule: "frontmatter-missing",
+              reason:
+                "no frontmatter: SKILL.md must start with a '---' line, then 'name:' and 'description:', then '---'",
+            })
+          : new MalformedFrontmatter({
+              path: file,
+              line: 1,
+              rule: "symlink-artefact",
+              reason: symlinkArtefactReason(target),
+            }),
       )
+    }
     case "NotClosed":
       return Either.left(
         new MalformedFrontmatter({
           path: file,
           line: split.startLine,
+          rule: "frontmatter-unclosed",
           reason: "the frontmatter is not closed: add a line with only '---' after the last field",
         }),
       )
@@ -331,7 +347,11 @@ export const readHead = async (
 ): Promise<Either.Either<string, MalformedFrontmatter>> => {
   const unreadable = (error: unknown) =>
     Either.left(
-      new MalformedFrontmatter({ path: file, reason: `cannot read the file (${describeIoError(error)})` }),
+      new MalformedFrontmatter({
+        path: file,
+        rule: "skill-unreadable",
+        reason: `cannot read the file (${describeIoError(error)})`,
+      }),
     )
   let fd: number
   const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
@@ -353,6 +373,7 @@ export const readHead = async (
         return Either.left(
           new MalformedFrontmatter({
             path: file,
+            rule: "frontmatter-unclosed",
             reason: `the frontmatter is not closed within the first ${cap} bytes`,
           }),
         )

@@ -7,6 +7,7 @@ import { AuditLog } from "./AuditLog.js"
 import { Catalog } from "./Catalog.js"
 import { Discovery } from "./Discovery.js"
 import { Frontmatter } from "./Frontmatter.js"
+import { Lint } from "./Lint.js"
 import type { Settings } from "./Settings.js"
 import { SkillFiles } from "./SkillFiles.js"
 import { Validation } from "./Validation.js"
@@ -22,6 +23,13 @@ export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {
   ).pipe(Layer.provideMerge(settings))
   return Catalog.Default.pipe(Layer.provideMerge(core))
 }
+
+/** What `skills-mcp validate` needs: discovery and skill files over the settings, no catalog. */
+export const lintLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
+  Lint.Default.pipe(
+    Layer.provide(Layer.mergeAll(Discovery.Default, SkillFiles.Default)),
+    Layer.provide(settings),
+  )
 
 /** The whole application: services, the stderr audit log and the file watcher. */
 export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>

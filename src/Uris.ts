@@ -11,6 +11,8 @@ import { Either, Schema } from "effect"
 export const SCHEME = "skill://"
 /** The catalog as `<available_skills>` XML. */
 export const PROMPT_XML_URI = "skill://prompt-xml"
+/** Skipped, shadowed and warned skills with the reasons, as JSON. */
+export const DIAGNOSTICS_URI = "skill://diagnostics"
 /** The file list (sizes, digests) of a skill, for clients written before the extension. */
 export const MANIFEST_SEGMENT = "_manifest"
 /** Longest URI accepted. */
@@ -80,6 +82,7 @@ export const parseSkillUri = (uri: string): Either.Either<ReadonlyArray<string>,
 /** What a `skill://` URI names. */
 export type UriTarget<S> =
   | { readonly _tag: "PromptXml" }
+  | { readonly _tag: "Diagnostics" }
   | {
       readonly _tag: "Skill"
       readonly skill: S
@@ -97,7 +100,7 @@ export interface UriIndex<S> {
 }
 
 /**
- * Resolves decoded URI segments: `prompt-xml`, then the longest published `<skill-path>`
+ * Resolves decoded URI segments: `prompt-xml` and `diagnostics`, then the longest published `<skill-path>`
  * prefix, then a skill id (URIs of clients written before the extension).
  */
 export const resolveSegments = <S>(
@@ -105,6 +108,7 @@ export const resolveSegments = <S>(
   segments: ReadonlyArray<string>,
 ): UriTarget<S> | undefined => {
   if (segments.length === 1 && PROMPT_XML_URI === `${SCHEME}${segments[0]}`) return { _tag: "PromptXml" }
+  if (segments.length === 1 && DIAGNOSTICS_URI === `${SCHEME}${segments[0]}`) return { _tag: "Diagnostics" }
   for (let length = segments.length; length > 0; length--) {
     const base = segments.slice(0, length)
     const skill = index.bySkillPath.get(pathKey(base))

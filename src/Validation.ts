@@ -1,30 +1,107 @@
 /**
- * Validation: the Agent Skills rules (agentskills.io/specification) as pure functions from a
- * parsed skill to diagnostics. The server only logs them; `skills-mcp validate` enforces them.
+ * Validation: the Agent Skills rules (agentskills.io/specification) as pure functions, each
+ * rule with a stable id, a severity and a message that says how to fix the problem. The
+ * server applies the frontmatter rules to every skill it serves and only reports them
+ * (lenient serving); `skills-mcp validate` (src/Lint.ts) runs every rule, the ones that need
+ * the disk included, and fails on errors.
  */
 import { Effect } from "effect"
+import type { FrontmatterRule } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 
 export type Severity = "error" | "warning"
 
+/** Every rule: its severity and what it checks (README lists the same table). */
+export const RULES = {
+  "skill-unreadable": { severity: "error", summary: "SKILL.md can be read (and is within --max-file-bytes)" },
+  "symlink-artefact": {
+    severity: "error",
+    summary: "SKILL.md is not a symbolic link checked out as a one-line text file",
+  },
+  "frontmatter-missing": { severity: "error", summary: "SKILL.md starts with YAML frontmatter (`---`)" },
+  "frontmatter-unclosed": { severity: "error", summary: "the frontmatter ends with a `---` line" },
+  "yaml-invalid": {
+    severity: "error",
+    summary: "the frontmatter is a valid YAML 1.2 mapping (no custom tags)",
+  },
+  "name-required": { severity: "error", summary: "`name` is present, a string, not empty" },
+  "description-required": { severity: "error", summary: "`description` is present, a string, not empty" },
+  "name-length": { severity: "error", summary: "`name` is 1-64 characters (after NFKC normalisation)" },
+  "name-characters": {
+    severity: "error",
+    summary: "`name` holds only lowercase letters (Unicode allowed), digits and hyphens",
+  },
+  "name-hyphens": {
+    severity: "error",
+    summary: "`name` does not start or end with a hyphen, nor contain `--`",
+  },
+  "name-matches-folder": {
+    severity: "error",
+    summary: "`name` equals the folder name (both NFKC-normalised)",
+  },
+  "description-length": {
+    severity: "error",
+    summary: "`description` is at most 1024 characters (code points)",
+  },
+  "compatibility-type": { severity: "error", summary: "`compatibility` is a string" },
+  "compatibility-length": { severity: "error", summary: "`compatibility` is 1-500 characters" },
+  "metadata-type": { severity: "error", summary: "`metadata` maps string keys to string values" },
+  "license-type": { severity: "error", summary: "`license` is a string" },
+  "allowed-tools-type": {
+    severity: "error",
+    summary: "`allowed-tools` is a space-separated string (or a YAML list of strings)",
+  },
+  "unknown-field": { severity: "warning", summary: "no top-level field outside the specification" },
+  "skill-md-length": { severity: "warning", summary: "SKILL.md is at most 500 lines" },
+  "reference-missing": {
+    severity: "warning",
+    summary: "files SKILL.md references by relative path exist",
+  },
+  "skill-too-large": {
+    severity: "warning",
+    summary: "the skill fits the MCP Skills extension: at most 512 files and 16 MiB",
+  },
+  "duplicate-name": { severity: "warning", summary: "no other skill in the roots has the same name" },
+  "path-skipped": {
+    severity: "warning",
+    summary: "discovery could follow every folder (no link out of the root, no unreadable folder)",
+  },
+} as const satisfies Record<string, { readonly severity: Severity; readonly summary: string }>
+
+export type RuleId = keyof typeof RULES
+export const RULE_IDS = Object.keys(RULES) as ReadonlyArray<RuleId>
+
+/** The rule a SKILL.md that cannot be served fails (Errors.ts): every one is a rule of this table. */
+export const frontmatterRuleId = (rule: FrontmatterRule): RuleId => rule
+
 export interface Diagnostic {
-  /** Stable rule id, e.g. `name-format`. */
-  readonly rule: string
+  /** Stable rule id, e.g. `name-characters`. */
+  readonly rule: RuleId
   readonly severity: Severity
   /** What is wrong and how to fix it. */
   readonly message: string
+  /** 1-based line in SKILL.md, when known. */
   readonly line?: number
 }
+
+/** A diagnostic of `rule`, with the rule's severity. */
+export const diagnostic = (rule: RuleId, message: string, line?: number): Diagnostic =>
+  line === undefined
+    ? { rule, severity: RULES[rule].severity, message }
+    : { rule, severity: RULES[rule].severity, message, line }
 
 export interface SkillSubject {
   /** The skill's folder name. */
   readonly folder: string
   readonly frontmatter: ParsedFrontmatter
+  /** Line of each top-level field in SKILL.md (see `fieldLines`), to point at the field. */
+  readonly lines?: ReadonlyMap<string, number>
 }
 
-const MAX_NAME = 64
-const MAX_DESCRIPTION = 1024
-const MAX_COMPATIBILITY = 500
+export const MAX_NAME = 64
+export const MAX_DESCRIPTION = 1024
+export const MAX_COMPATIBILITY = 500
+export const MAX_SKILL_MD_LINES = 500
 
 /** Length in Unicode code points (an emoji counts once), without allocating. */
 export const codePoints = (text: string): number => {
@@ -48,84 +125,390 @@ const typeName = (value: unknown) =>
         ? "a map"
         : `a ${typeof value}`
 
-/** The naming rules: 1..64 characters of a-z, 0-9 and single hyphens, no hyphen at either end. */
-export const nameProblems = (name: string): Array<string> => {
-  const problems: Array<string> = []
-  const length = codePoints(name)
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+// ---------------------------------------------------------------------------------------
+// Names
+
+/** Letters and digits of any script, and hyphens. */
+const NAME_CHARACTERS = /^[\p{L}\p{N}-]*$/u
+
+export interface NameProblem {
+  readonly rule: "name-length" | "name-characters" | "name-hyphens"
+  readonly problem: string
+}
+
+/**
+ * The naming rules, on the NFKC form of the name: 1-64 characters; lowercase letters (of
+ * any script: `é`, `ß`, `日本`), digits and hyphens; no hyphen at either end, no `--`.
+ */
+export const nameRuleProblems = (name: string): Array<NameProblem> => {
+  const normal = name.normalize("NFKC")
+  const problems: Array<NameProblem> = []
+  const length = codePoints(normal)
   if (length < 1 || length > MAX_NAME)
-    problems.push(`must be 1-${MAX_NAME} characters long (it has ${length})`)
-  if (!/^[a-z0-9-]*$/.test(name)) problems.push("may contain only lowercase letters a-z, digits and hyphens")
-  if (name.startsWith("-") || name.endsWith("-")) problems.push("must not start or end with a hyphen")
-  if (name.includes("--")) problems.push("must not contain consecutive hyphens")
+    problems.push({
+      rule: "name-length",
+      problem: `must be 1-${MAX_NAME} characters long (it has ${length})`,
+    })
+  if (!NAME_CHARACTERS.test(normal) || normal.toLowerCase() !== normal) {
+    const bad = [...new Set([...normal].filter((c) => !/^[\p{L}\p{N}-]$/u.test(c) || c.toLowerCase() !== c))]
+    problems.push({
+      rule: "name-characters",
+      problem: `may contain only lowercase letters, digits and hyphens (found ${bad
+        .slice(0, 5)
+        .map((c) => `'${c}'`)
+        .join(", ")})`,
+    })
+  }
+  if (normal.startsWith("-") || normal.endsWith("-"))
+    problems.push({ rule: "name-hyphens", problem: "must not start or end with a hyphen" })
+  if (normal.includes("--"))
+    problems.push({ rule: "name-hyphens", problem: "must not contain consecutive hyphens" })
   return problems
 }
 
-export const isValidName = (name: string): boolean => nameProblems(name).length === 0
+/** The naming rules' problems as text (empty when the name is valid). */
+export const nameProblems = (name: string): Array<string> =>
+  nameRuleProblems(name).map((problem) => problem.problem)
 
-/** Every rule that applies to one skill's frontmatter. */
-export const checkSkill = ({ folder, frontmatter }: SkillSubject): Array<Diagnostic> => {
+export const isValidName = (name: string): boolean => nameRuleProblems(name).length === 0
+
+/** A valid name close to `name` (`PDF Processing` -> `pdf-processing`), or undefined if none. */
+export const suggestedName = (name: string): string | undefined => {
+  const slug = name
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, "-")
+    .replace(/^-+|-+$/g, "")
+  const cut = [...slug].slice(0, MAX_NAME).join("").replace(/-+$/, "")
+  return cut !== "" && isValidName(cut) ? cut : undefined
+}
+
+// ---------------------------------------------------------------------------------------
+// Frontmatter
+
+/**
+ * The line of each top-level field of a frontmatter: `yaml` is the text between the `---`
+ * lines and `startLine` the line of the opening `---`. Block-style keys only (a flow-style
+ * frontmatter has no line per field).
+ */
+export const fieldLines = (yaml: string, startLine: number): Map<string, number> => {
+  const lines = new Map<string, number>()
+  const KEY =
+    /^(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#'"{[\-?:][^#]*?|-[^\s#][^#]*?))[ \t]*:(?:[ \t]|$)/
+  yaml.split("\n").forEach((raw, index) => {
+    const match = KEY.exec(raw.endsWith("\r") ? raw.slice(0, -1) : raw)
+    const key = match?.[1] ?? match?.[2]?.replaceAll("''", "'") ?? match?.[3]
+    if (key !== undefined && !lines.has(key)) lines.set(key, startLine + 1 + index)
+  })
+  return lines
+}
+
+/** Every frontmatter rule that applies to one skill (all but the parse failures). */
+export const checkSkill = ({ folder, frontmatter, lines }: SkillSubject): Array<Diagnostic> => {
   const diagnostics: Array<Diagnostic> = []
   const { raw, fields } = frontmatter
-  const report = (rule: string, severity: Severity, message: string) =>
-    diagnostics.push({ rule, severity, message })
+  const report = (rule: RuleId, field: string, message: string) =>
+    diagnostics.push(diagnostic(rule, message, lines?.get(field)))
 
-  const problems = nameProblems(fields.name)
-  if (problems.length > 0) {
-    report(
-      "name-format",
-      "error",
-      `name '${fields.name}' ${problems.join("; ")}. Use a name like 'pdf-processing'.`,
-    )
-  }
-  if (fields.name !== folder) {
+  const suggestion = suggestedName(fields.name)
+  const rename = suggestion === undefined ? "" : ` Use '${suggestion}'.`
+  const byRule = new Map<NameProblem["rule"], Array<string>>()
+  for (const { rule, problem } of nameRuleProblems(fields.name))
+    byRule.set(rule, [...(byRule.get(rule) ?? []), problem])
+  for (const [rule, problems] of byRule)
+    report(rule, "name", `name '${fields.name}' ${problems.join("; ")}.${rename}`)
+
+  if (fields.name.normalize("NFKC") !== folder.normalize("NFKC")) {
+    const fix =
+      suggestion === folder.normalize("NFKC") || isValidName(folder)
+        ? `set 'name: ${folder}' or rename the folder to match`
+        : `rename the folder to '${suggestion ?? fields.name}' and use that as the name`
     report(
       "name-matches-folder",
-      "error",
-      `name '${fields.name}' differs from its folder '${folder}'; rename one so they are equal.`,
+      "name",
+      `name '${fields.name}' differs from its folder name '${folder}': ${fix}.`,
     )
   }
+
   const descriptionLength = codePoints(fields.description)
   if (descriptionLength > MAX_DESCRIPTION) {
     report(
       "description-length",
-      "error",
-      `description is ${descriptionLength} characters; the limit is ${MAX_DESCRIPTION}. Shorten it and move details into the body.`,
+      "description",
+      `description is ${descriptionLength} characters; the limit is ${MAX_DESCRIPTION}. Keep what the skill does and when to use it; move details into the body.`,
     )
   }
-  if (raw.compatibility !== undefined) {
-    if (typeof raw.compatibility !== "string") {
-      report(
-        "compatibility-type",
-        "error",
-        `compatibility must be a string, not ${typeName(raw.compatibility)}.`,
-      )
-    } else if (codePoints(raw.compatibility) > MAX_COMPATIBILITY) {
+
+  if ("compatibility" in raw) {
+    const value = raw.compatibility
+    if (value === null || (typeof value === "string" && value.trim() === "")) {
       report(
         "compatibility-length",
-        "error",
-        `compatibility is ${codePoints(raw.compatibility)} characters; the limit is ${MAX_COMPATIBILITY}.`,
+        "compatibility",
+        "compatibility is empty; give the requirements (e.g. 'Requires Python 3.10+') or remove the field.",
+      )
+    } else if (typeof value !== "string") {
+      report(
+        "compatibility-type",
+        "compatibility",
+        `compatibility must be a string, not ${typeName(value)}; write the requirements as one sentence.`,
+      )
+    } else if (codePoints(value) > MAX_COMPATIBILITY) {
+      report(
+        "compatibility-length",
+        "compatibility",
+        `compatibility is ${codePoints(value)} characters; the limit is ${MAX_COMPATIBILITY}. Move details into the body.`,
       )
     }
   }
-  if (raw.metadata !== undefined && fields.metadata === undefined) {
+
+  if ("metadata" in raw) {
+    const value = raw.metadata
+    if (!isRecord(value)) {
+      report(
+        "metadata-type",
+        "metadata",
+        `metadata must be a map of string keys to string values, not ${typeName(value)} (write 'metadata:' then indented 'key: "value"' lines).`,
+      )
+    } else {
+      const wrong = Object.entries(value).filter(([, item]) => typeof item !== "string")
+      if (wrong.length > 0) {
+        report(
+          "metadata-type",
+          "metadata",
+          `metadata values must be strings: ${wrong
+            .slice(0, 5)
+            .map(([key, item]) => `'${key}' is ${typeName(item)}`)
+            .join(", ")}. Quote numbers and booleans (version: "1.0") and flatten nested values.`,
+        )
+      }
+    }
+  }
+
+  if ("license" in raw && typeof raw.license !== "string") {
     report(
-      "metadata-type",
-      "error",
-      'metadata must be a map of string keys to string values (quote numbers and booleans: version: "1.0").',
+      "license-type",
+      "license",
+      `license must be a string (a license name such as 'MIT' or a bundled file such as 'LICENSE.txt'), not ${typeName(raw.license)}.`,
     )
   }
-  if (raw.license !== undefined && fields.license === undefined) {
-    report("license-type", "error", `license must be a string, not ${typeName(raw.license)}.`)
+
+  if ("allowed-tools" in raw) {
+    const value = raw["allowed-tools"]
+    const valid =
+      typeof value === "string" || (Array.isArray(value) && value.every((item) => typeof item === "string"))
+    if (!valid) {
+      report(
+        "allowed-tools-type",
+        "allowed-tools",
+        `allowed-tools must be a space-separated string such as 'Bash(git:*) Read' (or a list of strings), not ${
+          Array.isArray(value) ? "a list holding non-strings" : typeName(value)
+        }.`,
+      )
+    }
   }
-  if (raw["allowed-tools"] !== undefined && fields.allowedTools === undefined) {
+
+  for (const key of Object.keys(fields.extra)) {
     report(
-      "allowed-tools-type",
-      "error",
-      `allowed-tools must be a space-separated string, not ${typeName(raw["allowed-tools"])}.`,
+      "unknown-field",
+      key,
+      `field '${key}' is not part of the Agent Skills specification; clients ignore it. Move it under 'metadata' (as a string value) or remove it.`,
     )
   }
   return diagnostics
 }
+
+// ---------------------------------------------------------------------------------------
+// The file itself
+
+const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i
+
+/**
+ * The target path when a SKILL.md is a symbolic link checked out as a plain file (Git for
+ * Windows without symlink support writes the link's target as the file's only line), or
+ * undefined when the text does not look like that.
+ */
+export const symlinkTargetIn = (text: string): string | undefined => {
+  const content = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).replace(/\r?\n$/, "")
+  if (content.length === 0 || content.length > 1024 || /[\r\n]/.test(content)) return undefined
+  if (content !== content.trim() || !/[\\/]/.test(content) || URL_LIKE.test(content)) return undefined
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a path holds no control characters
+  if (/[\u0000-\u001f<>|"*?]/.test(content) || /:\s/.test(content) || /^[-#>*[!`]/.test(content))
+    return undefined
+  const anchored = /^(?:\.{1,2}[\\/]|[\\/]|~[\\/]|[A-Za-z]:[\\/])/.test(content)
+  return anchored || !/\s/.test(content) ? content : undefined
+}
+
+export const symlinkArtefactReason = (target: string): string =>
+  `SKILL.md holds only the line '${target.slice(0, 200)}': it is a symbolic link that was checked out as a plain text file (Git for Windows does this when symbolic links are off). Enable them ('git config core.symlinks true', with Windows Developer Mode on) and check the files out again, or replace the file with a copy of its target`
+
+/** Lines of a text (a final line end does not start another line). */
+export const lineCount = (text: string): number => {
+  if (text === "") return 0
+  let count = 1
+  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) count++
+  return text.endsWith("\n") ? count - 1 : count
+}
+
+export const checkLength = (text: string): Diagnostic | undefined => {
+  const lines = lineCount(text)
+  return lines > MAX_SKILL_MD_LINES
+    ? diagnostic(
+        "skill-md-length",
+        `SKILL.md has ${lines} lines; the specification advises at most ${MAX_SKILL_MD_LINES}. Move detailed material into references/ files and link them.`,
+      )
+    : undefined
+}
+
+export interface FileReference {
+  /** The path as written (without `#fragment` or `?query`), relative to the skill folder. */
+  readonly path: string
+  readonly line: number
+}
+
+/** Folders the specification names; bare paths into them count as references, even in code. */
+const CONVENTIONAL = /(?:^|[\s`'"(=:,[])((?:\.\/)?(?:scripts|references|assets)\/[^\s`'"()<>[\]{}*?$|,;]*)/g
+const INLINE_LINK = /!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>]*>|[^\s)]+)(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)/g
+const LINK_DEFINITION = /^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)/
+const HTML_SOURCE = /\b(?:src|href)\s*=\s*["']([^"']+)["']/g
+const FENCE = /^ {0,3}(`{3,}|~{3,})/
+/** A code span holding just a path into a conventional folder, ending in a file extension. */
+const PATH_SPAN = /^(?:\.\/)?(?:scripts|references|assets)\/[^`<>{}*?$|]*\.[A-Za-z0-9]{1,8}$/
+const isPathSpan = (content: string) => PATH_SPAN.test(content) && !/\s-/.test(content)
+
+/** A link target as a path inside the skill, or undefined for URLs, anchors and templates. */
+const asRelativePath = (target: string): string | undefined => {
+  const unwrapped = target.startsWith("<") && target.endsWith(">") ? target.slice(1, -1) : target
+  if (unwrapped === "" || /^[a-z][a-z0-9+.-]*:/i.test(unwrapped) || /^[#/\\~]/.test(unwrapped))
+    return undefined
+  if (/[<>{}$*?|]/.test(unwrapped) || unwrapped.startsWith("//")) return undefined
+  const bare = unwrapped.replace(/[#?].*$/, "")
+  if (bare === "" || bare === "." || bare === "./") return undefined
+  try {
+    return decodeURI(bare)
+  } catch {
+    return bare
+  }
+}
+
+/**
+ * Files a SKILL.md body refers to by relative path: targets of markdown links, images,
+ * link definitions and HTML `src`/`href` (outside code blocks), and `scripts/...`,
+ * `references/...` and `assets/...` paths anywhere. `firstLine` is the body's first line in
+ * the file. Each path is reported once, at its first line.
+ */
+export const fileReferences = (body: string, firstLine: number): Array<FileReference> => {
+  const found = new Map<string, number>()
+  const add = (candidate: string | undefined, line: number) => {
+    if (candidate !== undefined && !found.has(candidate)) found.set(candidate, line)
+  }
+  let fence: string | undefined
+  body.split("\n").forEach((raw, index) => {
+    const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw
+    const line = firstLine + index
+    const marker = FENCE.exec(text)?.[1]
+    let scanned = text
+    if (marker !== undefined) {
+      if (fence === undefined) fence = marker
+      else if (marker[0] === fence[0] && marker.length >= fence.length && text.trim() === marker)
+        fence = undefined
+    } else if (fence === undefined) {
+      const prose = text.replace(/``[^`]*``|`[^`]*`/g, " ")
+      for (const match of prose.matchAll(INLINE_LINK)) add(asRelativePath(match[1] ?? ""), line)
+      for (const match of prose.matchAll(HTML_SOURCE)) add(asRelativePath(match[1] ?? ""), line)
+      const definition = LINK_DEFINITION.exec(text)?.[1]
+      if (definition !== undefined) add(asRelativePath(definition), line)
+      // A code span that is one path (`references/naïve guide.md`) is that path, spaces included.
+      for (const match of text.matchAll(/`([^`]+)`/g)) {
+        const content = (match[1] ?? "").trim()
+        if (isPathSpan(content)) add(content.replace(/^\.\//, ""), line)
+      }
+      scanned = text
+        .replace(INLINE_LINK, " ")
+        .replace(HTML_SOURCE, " ")
+        .replace(/`([^`]+)`/g, (span, content: string) => (isPathSpan(content.trim()) ? " " : span))
+    }
+    for (const match of scanned.matchAll(CONVENTIONAL)) {
+      // A bare folder (`scripts/`) is a mention of the layout, not a reference to a file.
+      const target = (match[1] ?? "").replace(/[.:!]+$/, "").replace(/^\.\//, "")
+      if (!/^(?:scripts|references|assets)\/$/.test(target)) add(target, line)
+    }
+  })
+  return [...found].map(([path, line]) => ({ path, line }))
+}
+
+export const missingReference = (reference: FileReference): Diagnostic =>
+  diagnostic(
+    "reference-missing",
+    `SKILL.md refers to '${reference.path}', which does not exist in the skill folder. Add the file or fix the path (paths are relative to the skill folder).`,
+    reference.line,
+  )
+
+export interface SkillSize {
+  readonly files: number
+  readonly bytes: number
+  /** True when the count stopped early: the skill has at least `files` files. */
+  readonly partial: boolean
+  /** A file over the server's per-file limit, if any. */
+  readonly oversized?: { readonly path: string; readonly size: number; readonly limit: number }
+}
+
+/** The MCP Skills extension's limits (a skill over them is left out of skills/list). */
+export const checkSize = (
+  size: SkillSize,
+  limits: { readonly files: number; readonly bytes: number },
+): Diagnostic | undefined => {
+  const problems: Array<string> = []
+  if (size.files > limits.files)
+    problems.push(`${size.partial ? "more than " : ""}${size.files} files (limit ${limits.files})`)
+  if (size.bytes > limits.bytes)
+    problems.push(`${size.partial ? "more than " : ""}${size.bytes} bytes (limit ${limits.bytes}, 16 MiB)`)
+  if (size.oversized !== undefined)
+    problems.push(
+      `'${size.oversized.path}' is ${size.oversized.size} bytes, over the server's ${size.oversized.limit}-byte file limit (--max-file-bytes)`,
+    )
+  return problems.length === 0
+    ? undefined
+    : diagnostic(
+        "skill-too-large",
+        `the skill has ${problems.join("; ")}: hosts using the MCP Skills extension will not see it (the tools still serve it). Move large or generated files out of the skill folder.`,
+      )
+}
+
+export interface NamedSkill {
+  readonly name: string
+  /** SKILL.md path. */
+  readonly file: string
+}
+
+/** For each skill whose name (NFKC) another skill also has: the other SKILL.md paths. */
+export const duplicateNames = <S extends NamedSkill>(skills: ReadonlyArray<S>): Map<S, Array<string>> => {
+  const groups = new Map<string, Array<S>>()
+  for (const skill of skills) {
+    const key = skill.name.normalize("NFKC")
+    groups.set(key, [...(groups.get(key) ?? []), skill])
+  }
+  const result = new Map<S, Array<string>>()
+  for (const group of groups.values()) {
+    if (group.length < 2) continue
+    for (const skill of group)
+      result.set(
+        skill,
+        group.filter((other) => other !== skill).map((other) => other.file),
+      )
+  }
+  return result
+}
+
+export const duplicateName = (name: string, others: ReadonlyArray<string>, line?: number): Diagnostic =>
+  diagnostic(
+    "duplicate-name",
+    `name '${name}' is also the name of ${others.join(", ")}; an agent asked for '${name}' gets only one of them. Rename one, or remove the copy.`,
+    line,
+  )
 
 export class Validation extends Effect.Service<Validation>()("skills-mcp/Validation", {
   succeed: { checkSkill, nameProblems, isValidName } as const,

@@ -36,7 +36,7 @@ describe("Catalog", () => {
             ["broken", "the frontmatter is not closed: add a line with only '---' after the last field"],
           ])
           expect(snapshot.byId.get("human")?.diagnostics.map((d) => d.rule)).toEqual([
-            "name-format",
+            "name-characters",
             "name-matches-folder",
           ])
         }),

@@ -48,6 +48,7 @@ import { GetPromptParams, getPrompt, ListPromptsParams, listPrompts } from "./pr
 import { decodeParams, makeRunner, outcomeOf, ProtocolError } from "./Run.js"
 import {
   DirectoryReadParams,
+  diagnosticsText,
   ListResourcesParams,
   listResources,
   readDirectory,
@@ -202,6 +203,7 @@ export const makeServer = (
         const current = yield* catalog.peek
         const target = yield* resolveUri(current, uri)
         if (target._tag === "PromptXml") return { signature: `catalog ${current.version}`, folder: undefined }
+        if (target._tag === "Diagnostics") return { signature: diagnosticsText(current), folder: undefined }
         const relative = target.rest.length === 0 ? SKILL_FILE : target.rest.join("/")
         const resolved = yield* files.resolve(target.skill, relative)
         const info = yield* statOrNull(resolved.real)

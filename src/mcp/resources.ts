@@ -9,6 +9,7 @@ import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types
 import { Effect, Either, Schema } from "effect"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog, decodeCursor, encodeCursor, paginate } from "../Catalog.js"
+import { diagnosticsDocument } from "../CatalogReport.js"
 import { InvalidArgument, UnknownUri } from "../Errors.js"
 import { renderAvailableSkills } from "../instructions.js"
 import { statOrNull } from "../Paths.js"
@@ -16,6 +17,7 @@ import { defaults, Settings } from "../Settings.js"
 import { isBinary, mimeTypeOf, SkillFiles } from "../SkillFiles.js"
 import type { UriTarget } from "../Uris.js"
 import {
+  DIAGNOSTICS_URI,
   fileUri,
   MANIFEST_SEGMENT,
   PROMPT_XML_URI,
@@ -83,12 +85,25 @@ const promptXmlResource: Resource = {
   mimeType: "application/xml",
 }
 
+const diagnosticsResource: Resource = {
+  uri: DIAGNOSTICS_URI,
+  name: "diagnostics",
+  title: "Skills that are not served, and why",
+  description:
+    "JSON: the skills folders' skipped, shadowed and warned skills with the reasons, as the server sees them now.",
+  mimeType: "application/json",
+}
+
+/** The text of `skill://diagnostics`. */
+export const diagnosticsText = (snapshot: Snapshot): string =>
+  JSON.stringify(diagnosticsDocument(snapshot), null, 2)
+
 export const listResources = (params: typeof ListResourcesParams.Type) =>
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const { protocolPageSize } = yield* Settings
     const snapshot = yield* catalog.snapshot
-    const all: ReadonlyArray<Resource | Skill> = [promptXmlResource, ...snapshot.skills]
+    const all: ReadonlyArray<Resource | Skill> = [promptXmlResource, diagnosticsResource, ...snapshot.skills]
     const { page, nextCursor } = yield* paginate(all, protocolPageSize, params.cursor)
     const resources = page.map((item): Resource => {
       if (!("id" in item)) return item
@@ -123,6 +138,9 @@ export const readResource = (params: typeof UriParams.Type) =>
     const snapshot = yield* catalog.snapshot
     const target = yield* resolveUri(snapshot, params.uri)
     const contents = yield* Effect.gen(function* () {
+      if (target._tag === "Diagnostics") {
+        return { uri: params.uri, mimeType: "application/json", text: diagnosticsText(snapshot) }
+      }
       if (target._tag === "PromptXml") {
         return {
           uri: params.uri,

@@ -7,6 +7,7 @@ import { Effect, JSONSchema, Schema } from "effect"
 import { AuditLog } from "../AuditLog.js"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog } from "../Catalog.js"
+import { notServedNote } from "../CatalogReport.js"
 import type { SkillError } from "../Errors.js"
 import { InvalidArgument } from "../Errors.js"
 import { renderAvailableSkills } from "../instructions.js"
@@ -190,9 +191,10 @@ const listSkills = (input: unknown) =>
       page.nextCursor === undefined
         ? ""
         : `\nMore results: call list_skills again with cursor "${page.nextCursor}".`
+    const notServed = notServedNote(yield* catalog.peek)
     const output: ToolOutput = {
       structured,
-      text: `${header}\n${page.skills.map(summaryLine).join("\n")}${more}`,
+      text: `${header}\n${page.skills.map(summaryLine).join("\n")}${more}${notServed === "" ? "" : `\n${notServed}`}`,
     }
     return output
   })

@@ -1,0 +1,299 @@
+/**
+ * Lint: `skills-mcp validate`, the strict view of the skills the server would find. Same
+ * roots, same discovery (src/Discovery.ts), same parser (src/Frontmatter.ts) and the same
+ * rules (src/Validation.ts) as the server; on top, the rules that need the disk or every
+ * skill at once: SKILL.md's length, files it refers to, the skill's size, duplicate names.
+ * Unlike the catalog, nothing is skipped: every SKILL.md found is checked and reported,
+ * shadowed ones included.
+ */
+import * as path from "node:path"
+import { Effect, Either, Schema } from "effect"
+import { displayPath } from "./CatalogReport.js"
+import type { Candidate } from "./Discovery.js"
+import { Discovery, SKILL_FILE } from "./Discovery.js"
+import { parseSkillText, splitFrontmatter } from "./Frontmatter.js"
+import { statOrNull } from "./Paths.js"
+import { Settings } from "./Settings.js"
+import { MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles } from "./SkillFiles.js"
+import type { Diagnostic, SkillSize } from "./Validation.js"
+import {
+  checkLength,
+  checkSize,
+  checkSkill,
+  diagnostic,
+  duplicateName,
+  duplicateNames,
+  fieldLines,
+  fileReferences,
+  frontmatterRuleId,
+  missingReference,
+  RULE_IDS,
+} from "./Validation.js"
+
+// ---------------------------------------------------------------------------------------
+// The report (`validate --json` prints it; README documents it)
+
+export const LintDiagnostic = Schema.Struct({
+  rule: Schema.Literal(...RULE_IDS),
+  severity: Schema.Literal("error", "warning"),
+  message: Schema.String,
+  /** Absolute path of the file (or folder) the diagnostic is about. */
+  file: Schema.String,
+  line: Schema.optional(Schema.Int),
+})
+export type LintDiagnostic = typeof LintDiagnostic.Type
+
+export const LintedSkill = Schema.Struct({
+  /** The folder name. */
+  id: Schema.String,
+  /** Frontmatter `name`, when SKILL.md has a readable one. */
+  name: Schema.optional(Schema.String),
+  dir: Schema.String,
+  file: Schema.String,
+  root: Schema.String,
+  diagnostics: Schema.Array(LintDiagnostic),
+})
+export type LintedSkill = typeof LintedSkill.Type
+
+export const LintReport = Schema.Struct({
+  version: Schema.Literal(1),
+  /** True when skills were found and none has an error (with --strict: nor a warning). */
+  ok: Schema.Boolean,
+  strict: Schema.Boolean,
+  roots: Schema.Array(Schema.String),
+  summary: Schema.Struct({
+    skills: Schema.Int,
+    errors: Schema.Int,
+    warnings: Schema.Int,
+    skillsWithErrors: Schema.Int,
+    skillsWithWarnings: Schema.Int,
+    /** Diagnostics per rule id (rules that fired only). */
+    rules: Schema.Record({ key: Schema.String, value: Schema.Int }),
+  }),
+  /** Every SKILL.md found, in discovery order (root order, then path order). */
+  skills: Schema.Array(LintedSkill),
+  /** Problems found while walking the roots, outside any skill. */
+  notices: Schema.Array(LintDiagnostic),
+})
+export type LintReport = typeof LintReport.Type
+
+// ---------------------------------------------------------------------------------------
+// Checking one skill
+
+interface Checked {
+  readonly candidate: Candidate
+  readonly name?: string
+  readonly nameLine?: number
+  readonly diagnostics: ReadonlyArray<LintDiagnostic>
+}
+
+const at =
+  (file: string) =>
+  (d: Diagnostic): LintDiagnostic =>
+    d.line === undefined
+      ? { rule: d.rule, severity: d.severity, message: d.message, file }
+      : { rule: d.rule, severity: d.severity, message: d.message, file, line: d.line }
+
+/** The report as `--strict` sees it: every warning an error. */
+const strictly = (d: LintDiagnostic): LintDiagnostic => ({ ...d, severity: "error" })
+
+/** Counts and the `ok` flag from the diagnostics. */
+export const summarise = (
+  roots: ReadonlyArray<string>,
+  skills: ReadonlyArray<LintedSkill>,
+  notices: ReadonlyArray<LintDiagnostic>,
+  strict: boolean,
+): LintReport => {
+  const shown = strict
+    ? skills.map((skill) => ({ ...skill, diagnostics: skill.diagnostics.map(strictly) }))
+    : skills
+  const shownNotices = strict ? notices.map(strictly) : notices
+  const all = [...shown.flatMap((skill) => skill.diagnostics), ...shownNotices]
+  const rules: Record<string, number> = {}
+  for (const d of all) rules[d.rule] = (rules[d.rule] ?? 0) + 1
+  const errors = all.filter((d) => d.severity === "error").length
+  return {
+    version: 1,
+    ok: errors === 0 && shown.length > 0,
+    strict,
+    roots,
+    summary: {
+      skills: shown.length,
+      errors,
+      warnings: all.length - errors,
+      skillsWithErrors: shown.filter((skill) => skill.diagnostics.some((d) => d.severity === "error")).length,
+      skillsWithWarnings: shown.filter(
+        (skill) => skill.diagnostics.length > 0 && skill.diagnostics.every((d) => d.severity === "warning"),
+      ).length,
+      rules,
+    },
+    skills: shown,
+    notices: shownNotices,
+  }
+}
+
+export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
+  effect: Effect.gen(function* () {
+    const settings = yield* Settings
+    const discovery = yield* Discovery
+    const files = yield* SkillFiles
+
+    /** The skill's file count and bytes, as the Skills extension's manifest would count them. */
+    const sizeOf = (candidate: Candidate) =>
+      Effect.map(Effect.option(files.list({ id: candidate.id, dir: candidate.dir }, "")), (listing) => {
+        if (listing._tag === "None") return undefined
+        let count = 0
+        let bytes = 0
+        let oversized: SkillSize["oversized"]
+        for (const entry of listing.value.entries) {
+          if (entry.type !== "file") continue
+          count++
+          bytes += entry.size ?? 0
+          if (oversized === undefined && (entry.size ?? 0) > settings.maxFileBytes)
+            oversized = { path: entry.path, size: entry.size ?? 0, limit: settings.maxFileBytes }
+        }
+        const size: SkillSize = {
+          files: count,
+          bytes,
+          partial: listing.value.truncated,
+          ...(oversized === undefined ? {} : { oversized }),
+        }
+        return size
+      })
+
+    const checkOne = (candidate: Candidate) =>
+      Effect.gen(function* () {
+        const skill = { id: candidate.id, dir: candidate.dir }
+        const where = at(candidate.file)
+        const read = yield* Effect.either(files.readBytes(skill, SKILL_FILE))
+        if (Either.isLeft(read)) {
+          const checked: Checked = {
+            candidate,
+            diagnostics: [where(diagnostic("skill-unreadable", read.left.message))],
+          }
+          return checked
+        }
+        const text = Buffer.from(read.right.bytes).toString("utf8")
+        const split = splitFrontmatter(text)
+        const lines =
+          split._tag === "Split"
+            ? fieldLines(split.value.yaml, split.value.startLine)
+            : new Map<string, number>()
+        const parsed = parseSkillText(candidate.file, text)
+        if (Either.isLeft(parsed)) {
+          const error = parsed.left
+          const rule = frontmatterRuleId(error.rule)
+          // A missing or invalid field: its line, else the frontmatter's first line.
+          const field =
+            rule === "name-required" ? "name" : rule === "description-required" ? "description" : ""
+          const line =
+            error.line ??
+            lines.get(field) ??
+            (split._tag === "Split" && field !== "" ? split.value.startLine : undefined)
+          const checked: Checked = { candidate, diagnostics: [where(diagnostic(rule, error.reason, line))] }
+          return checked
+        }
+        const diagnostics: Array<Diagnostic> = checkSkill({
+          folder: candidate.id,
+          frontmatter: parsed.right,
+          lines,
+        })
+        const length = checkLength(text)
+        if (length !== undefined) diagnostics.push(length)
+        const references = fileReferences(parsed.right.body, parsed.right.endLine + 1)
+        const missing = yield* Effect.filter(
+          references,
+          (reference) =>
+            Effect.map(statOrNull(path.resolve(candidate.dir, reference.path)), (info) => info === null),
+          { concurrency: 8 },
+        )
+        diagnostics.push(...missing.map(missingReference))
+        const sized = yield* sizeOf(candidate)
+        const size =
+          sized === undefined
+            ? undefined
+            : checkSize(sized, { files: MAX_SKILL_FILES, bytes: MAX_SKILL_BYTES })
+        const result: Array<LintDiagnostic> = diagnostics.map(where)
+        if (size !== undefined) result.push(at(candidate.dir)(size))
+        const nameLine = lines.get("name")
+        const checked: Checked = {
+          candidate,
+          name: parsed.right.fields.name,
+          ...(nameLine === undefined ? {} : { nameLine }),
+          diagnostics: result,
+        }
+        return checked
+      })
+
+    /** Checks every skill under the roots. */
+    const run = Effect.fn("Lint.run")(function* (options: { readonly strict: boolean }) {
+      const found = yield* discovery.discover()
+      const checked = yield* Effect.forEach(found.candidates, checkOne, { concurrency: 8 })
+      const named = checked.flatMap((entry) =>
+        entry.name === undefined ? [] : [{ entry, name: entry.name, file: entry.candidate.file }],
+      )
+      const duplicates = duplicateNames(named)
+      const othersOf = new Map([...duplicates].map(([key, others]) => [key.entry, others]))
+      const skills = checked.map((entry): LintedSkill => {
+        const others = othersOf.get(entry)
+        const extra =
+          others === undefined || entry.name === undefined
+            ? []
+            : [at(entry.candidate.file)(duplicateName(entry.name, others, entry.nameLine))]
+        return {
+          id: entry.candidate.id,
+          ...(entry.name === undefined ? {} : { name: entry.name }),
+          dir: entry.candidate.dir,
+          file: entry.candidate.file,
+          root: entry.candidate.root.path,
+          diagnostics: [...entry.diagnostics, ...extra],
+        }
+      })
+      const notices = found.notices.map((notice) =>
+        at(notice.path)(diagnostic("path-skipped", notice.reason)),
+      )
+      return summarise(
+        settings.roots.map((root) => root.path),
+        skills,
+        notices,
+        options.strict,
+      )
+    })
+
+    return { run } as const
+  }),
+}) {}
+
+// ---------------------------------------------------------------------------------------
+// Human-readable output
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
+
+const diagnosticLine = (d: LintDiagnostic, cwd: string) =>
+  `  ${displayPath(d.file, cwd)}${d.line === undefined ? "" : `:${d.line}`}: ${d.severity} ${d.rule}: ${d.message}`
+
+/** The report for people: problems grouped by skill, then one summary line. */
+export const formatLintReport = (report: LintReport, cwd: string): string => {
+  const blocks: Array<string> = []
+  for (const skill of report.skills) {
+    if (skill.diagnostics.length === 0) continue
+    const title =
+      skill.name === undefined || skill.name === skill.id ? skill.id : `${skill.id} (${skill.name})`
+    blocks.push(
+      [
+        `${title}: ${displayPath(skill.dir, cwd)}`,
+        ...skill.diagnostics.map((d) => diagnosticLine(d, cwd)),
+      ].join("\n"),
+    )
+  }
+  if (report.notices.length > 0)
+    blocks.push(["Skills folders:", ...report.notices.map((d) => diagnosticLine(d, cwd))].join("\n"))
+  const { skills, errors, warnings, skillsWithErrors, skillsWithWarnings } = report.summary
+  const clean = skills - skillsWithErrors - skillsWithWarnings
+  const where = report.roots.map((root) => displayPath(root, cwd)).join(", ")
+  const summary =
+    skills === 0
+      ? `No skills found in ${where || "any skills folder"}.`
+      : `${report.ok ? "OK" : "FAILED"}: ${plural(skills, "skill")} checked in ${where}: ${plural(errors, "error")}, ${plural(warnings, "warning")} (${clean} clean).${report.strict ? " --strict: warnings count as errors." : ""}`
+  return `${[...blocks, summary].join("\n\n")}\n`
+}

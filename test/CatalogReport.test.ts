@@ -1,0 +1,113 @@
+/**
+ * What `skills-mcp list` and `skill://diagnostics` say about a catalog: served skills with
+ * their URIs, and every skipped, shadowed, unpublished and warned skill with the reason.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Catalog } from "../src/Catalog.js"
+import {
+  catalogReport,
+  diagnosticsDocument,
+  displayPath,
+  formatCatalogReport,
+  notServedNote,
+} from "../src/CatalogReport.js"
+import { skillResourceUri } from "../src/mcp/resources.js"
+import { servicesFor } from "./support/layers.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+const snapshotOf = (roots: ReadonlyArray<string>) =>
+  Effect.flatMap(Catalog, (catalog) => catalog.snapshot).pipe(Effect.provide(servicesFor(roots)))
+
+describe("catalogReport", () => {
+  it.scoped("lists served skills with their URIs and every skill left out with the reason", () =>
+    Effect.gen(function* () {
+      const first = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "PDFs", "# PDF\n", "requires: [x]\n"),
+        "notes/SKILL.md": skillMd("Release Notes", "Notes"),
+        "broken/SKILL.md": "---\nname: broken\ndescription: [unclosed\n---\n",
+        "link/SKILL.md": "../pdf/SKILL.md",
+      })
+      const second = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "Another") })
+      const snapshot = yield* snapshotOf([first, second])
+      const report = catalogReport(snapshot, (skill) => skillResourceUri(snapshot, skill))
+      expect(report.served).toEqual([
+        {
+          id: "notes",
+          name: "Release Notes",
+          uri: "skill://notes",
+          published: false,
+          root: first,
+          file: `${first}/notes/SKILL.md`,
+        },
+        {
+          id: "pdf",
+          name: "pdf",
+          uri: "skill://pdf/SKILL.md",
+          published: true,
+          root: first,
+          file: `${first}/pdf/SKILL.md`,
+        },
+      ])
+      expect(report.skipped.map((skip) => [skip.id, skip.rule])).toEqual([
+        ["broken", "yaml-invalid"],
+        ["link", "symlink-artefact"],
+      ])
+      expect(report.shadowed).toEqual([
+        { id: "pdf", file: `${second}/pdf/SKILL.md`, shadowedBy: `${first}/pdf/SKILL.md` },
+      ])
+      expect(report.unpublished.map((left) => left.id)).toEqual(["notes"])
+
+      const document = diagnosticsDocument(snapshot)
+      expect(document.counts).toEqual({ served: 2, skipped: 2, shadowed: 1, unpublished: 1, warned: 2 })
+      expect(document.warned.map((warned) => [warned.id, warned.diagnostics.map((d) => d.rule)])).toEqual([
+        ["notes", ["name-characters", "name-matches-folder"]],
+        ["pdf", ["unknown-field"]],
+      ])
+      expect(document.hint).toContain("skills-mcp validate")
+
+      expect(notServedNote(snapshot)).toBe(
+        "3 skill folders could not be served: 2 skipped (unreadable or malformed SKILL.md), 1 shadowed by a skill with the same id. The reasons are in the resource skill://diagnostics; run 'skills-mcp validate' on the skills folders for every check.",
+      )
+
+      const text = formatCatalogReport(report, first)
+      const lines = text.split("\n")
+      expect(lines[0]).toMatch(/^ID +NAME +URI +ROOT$/)
+      expect(lines[1]).toMatch(/^notes +Release Notes +skill:\/\/notes +\//)
+      expect(lines[2]).toMatch(/^pdf +pdf +skill:\/\/pdf\/SKILL\.md +\//)
+      expect(text).toMatch(/skipped +broken +broken\/SKILL\.md:\d +yaml-invalid: /)
+      expect(text).toMatch(/skipped +link +link\/SKILL\.md:1 +symlink-artefact: /)
+      expect(text).toContain(`hidden by pdf/SKILL.md (the first root wins)`)
+      expect(text).toMatch(/not in skills\/list +notes +notes\/SKILL\.md +its name 'Release Notes'/)
+      expect(lines.at(-2)).toBe(
+        "2 skills served, 2 skipped, 1 shadowed, 1 not listed over the MCP Skills extension. Run 'skills-mcp validate' for details and fixes.",
+      )
+    }),
+  )
+
+  it.scoped("says nothing in list_skills when every skill folder is served", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "PDFs") })
+      const snapshot = yield* snapshotOf([root])
+      expect(notServedNote(snapshot)).toBe("")
+      expect(diagnosticsDocument(snapshot).counts).toEqual({
+        served: 1,
+        skipped: 0,
+        shadowed: 0,
+        unpublished: 0,
+        warned: 0,
+      })
+    }),
+  )
+})
+
+describe("displayPath", () => {
+  it.each([
+    ["/work/skills/pdf", "/work", "skills/pdf"],
+    ["/work", "/work", "/work"],
+    ["/other/pdf", "/work", "/other/pdf"],
+    ["/workshop/pdf", "/work", "/workshop/pdf"],
+  ])("shows %s from %s as %s", (target, cwd, shown) => {
+    expect(displayPath(target, cwd)).toBe(shown)
+  })
+})

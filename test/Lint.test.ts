@@ -1,0 +1,191 @@
+/**
+ * `validate`'s engine over real temporary trees: the rules that need the disk (unreadable
+ * SKILL.md, missing references, size, links out of a root), the ones over every skill at
+ * once (duplicate names), --strict, and the human-readable report.
+ */
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import type { LintReport } from "../src/Lint.js"
+import { formatLintReport, Lint, LintReport as LintReportSchema } from "../src/Lint.js"
+import { lintLayer } from "../src/Live.js"
+import type { SettingsShape } from "../src/Settings.js"
+import { Settings } from "../src/Settings.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+const lint = (roots: ReadonlyArray<string>, options: { strict?: boolean } & Partial<SettingsShape> = {}) => {
+  const { strict = false, ...overrides } = options
+  return Effect.flatMap(Lint, (linter) => linter.run({ strict })).pipe(
+    Effect.provide(
+      lintLayer(
+        Settings.make({ roots: roots.map((root) => ({ path: root, explicit: true })), ...overrides }),
+      ),
+    ),
+  )
+}
+
+const rulesById = (report: LintReport) =>
+  Object.fromEntries(report.skills.map((skill) => [skill.id, skill.diagnostics.map((d) => d.rule)]))
+
+describe("Lint", () => {
+  it.scoped("checks every skill, the disk rules included, and counts per rule", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "good/SKILL.md": skillMd("good", "Fine", "# Good\n\nSee [the guide](references/guide.md).\n"),
+        "good/references/guide.md": "# Guide\n",
+        "refs/SKILL.md": skillMd("refs", "d", "# Refs\n\nRun `scripts/missing.py`.\n"),
+        "big/SKILL.md": skillMd("big", "d"),
+        "huge/SKILL.md": skillMd("huge", "d", `# Huge\n${"x".repeat(3000)}\n`),
+        "long/SKILL.md": skillMd("long", "d", "x\n".repeat(600)),
+        "Human/SKILL.md": skillMd("Human Name", "d"),
+        "broken/SKILL.md": "---\nname: broken\n",
+      })
+      for (let i = 0; i < 513; i++) yield* Effect.promise(() => fs.writeFile(`${root}/big/f${i}.txt`, "x"))
+      const report = yield* lint([root], { maxFileBytes: 2048 })
+      expect(rulesById(report)).toEqual({
+        Human: ["name-characters", "name-matches-folder"],
+        big: ["skill-too-large"],
+        broken: ["frontmatter-unclosed"],
+        good: [],
+        huge: ["skill-unreadable"],
+        long: ["skill-md-length"],
+        refs: ["reference-missing"],
+      })
+      expect(report.summary).toEqual({
+        skills: 7,
+        errors: 4,
+        warnings: 3,
+        skillsWithErrors: 3,
+        skillsWithWarnings: 3,
+        rules: {
+          "frontmatter-unclosed": 1,
+          "name-characters": 1,
+          "name-matches-folder": 1,
+          "reference-missing": 1,
+          "skill-md-length": 1,
+          "skill-too-large": 1,
+          "skill-unreadable": 1,
+        },
+      })
+      expect(report.ok).toBe(false)
+      const refs = report.skills.find((skill) => skill.id === "refs")?.diagnostics[0]
+      expect(refs).toMatchObject({ file: `${root}/refs/SKILL.md`, line: 7, severity: "warning" })
+      const big = report.skills.find((skill) => skill.id === "big")?.diagnostics[0]
+      expect(big).toMatchObject({ file: `${root}/big` })
+      expect(big?.message).toContain("514 files")
+      expect(report.skills.find((skill) => skill.id === "huge")?.diagnostics[0]?.message).toContain(
+        "over the 2048-byte limit",
+      )
+      // The document is what --json prints: it round-trips through its schema.
+      const encoded = yield* Schema.encode(LintReportSchema)(report)
+      expect(Schema.decodeUnknownSync(LintReportSchema)(JSON.parse(JSON.stringify(encoded)))).toEqual(report)
+    }),
+  )
+
+  it.scoped("warns about one name in two roots, naming both paths, and about links out of a root", () =>
+    Effect.gen(function* () {
+      const outside = yield* tempTree({ "elsewhere/SKILL.md": skillMd("elsewhere", "d") })
+      const first = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "First"),
+        escape: { symlink: `${outside}/elsewhere` },
+      })
+      const second = yield* tempTree({ "group/pdf/SKILL.md": skillMd("pdf", "Second") })
+      const report = yield* lint([first, second])
+      expect(report.skills.map((skill) => [skill.file, skill.diagnostics.map((d) => d.message)])).toEqual([
+        [`${first}/pdf/SKILL.md`, [expect.stringContaining(`${second}/group/pdf/SKILL.md`)]],
+        [`${second}/group/pdf/SKILL.md`, [expect.stringContaining(`${first}/pdf/SKILL.md`)]],
+      ])
+      expect(report.skills[0]?.diagnostics[0]).toMatchObject({ rule: "duplicate-name", line: 2 })
+      expect(report.notices).toEqual([
+        expect.objectContaining({ rule: "path-skipped", severity: "warning", file: `${first}/escape` }),
+      ])
+      expect(report.ok).toBe(true)
+    }),
+  )
+
+  it.scoped("validates a folder that is itself a skill alone, and --strict makes warnings errors", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "d", "# PDF\n", "requires: [x]\n"),
+        "pdf/nested/SKILL.md": skillMd("nested", "d"),
+        "other/SKILL.md": skillMd("other", "d"),
+      })
+      const lenient = yield* lint([path.join(root, "pdf")])
+      expect(lenient.skills.map((skill) => skill.id)).toEqual(["pdf"])
+      expect(lenient.summary).toMatchObject({ errors: 0, warnings: 1 })
+      expect(lenient.ok).toBe(true)
+      const strict = yield* lint([path.join(root, "pdf")], { strict: true })
+      expect(strict.skills[0]?.diagnostics[0]).toMatchObject({ rule: "unknown-field", severity: "error" })
+      expect(strict.summary).toMatchObject({ errors: 1, warnings: 0 })
+      expect(strict.ok).toBe(false)
+      expect(strict.strict).toBe(true)
+    }),
+  )
+
+  it.scoped("finds nothing in an empty folder, and says so", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "notes.md": "# not a skill\n" })
+      const report = yield* lint([root])
+      expect(report.skills).toEqual([])
+      expect(report.ok).toBe(false)
+      expect(formatLintReport(report, root)).toBe(`No skills found in ${root}.\n`)
+    }),
+  )
+})
+
+describe("formatLintReport", () => {
+  it("groups problems by skill with file:line, leaves clean skills out, and ends with a summary", () => {
+    const report: LintReport = {
+      version: 1,
+      ok: false,
+      strict: false,
+      roots: ["/work/skills"],
+      summary: { skills: 2, errors: 1, warnings: 1, skillsWithErrors: 1, skillsWithWarnings: 0, rules: {} },
+      skills: [
+        {
+          id: "release-notes",
+          name: "Release Notes",
+          dir: "/work/skills/release-notes",
+          file: "/work/skills/release-notes/SKILL.md",
+          root: "/work/skills",
+          diagnostics: [
+            {
+              rule: "name-characters",
+              severity: "error",
+              message: "name 'Release Notes' ...",
+              file: "/work/skills/release-notes/SKILL.md",
+              line: 2,
+            },
+            {
+              rule: "skill-too-large",
+              severity: "warning",
+              message: "too big",
+              file: "/work/skills/release-notes",
+            },
+          ],
+        },
+        {
+          id: "pdf",
+          name: "pdf",
+          dir: "/work/skills/pdf",
+          file: "/work/skills/pdf/SKILL.md",
+          root: "/work/skills",
+          diagnostics: [],
+        },
+      ],
+      notices: [],
+    }
+    expect(formatLintReport(report, "/work")).toBe(
+      [
+        "release-notes (Release Notes): skills/release-notes",
+        "  skills/release-notes/SKILL.md:2: error name-characters: name 'Release Notes' ...",
+        "  skills/release-notes: warning skill-too-large: too big",
+        "",
+        "FAILED: 2 skills checked in skills: 1 error, 1 warning (1 clean).",
+        "",
+      ].join("\n"),
+    )
+    expect(formatLintReport(report, "/elsewhere")).toContain("/work/skills/release-notes/SKILL.md:2: error")
+  })
+})
