@@ -10,7 +10,7 @@ import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LintReport } from "../../src/Lint.js"
 import type { RunningServer } from "../support/server.js"
-import { copyFixtures, PROJECT, runRaw, startServer } from "../support/server.js"
+import { copyFixtures, eventually, PROJECT, runRaw, startServer } from "../support/server.js"
 
 const LINT = path.join(PROJECT, "fixtures", "lint")
 const VALID = path.join(PROJECT, "fixtures", "valid")
@@ -317,10 +317,19 @@ describe("skill://diagnostics", () => {
     expect(text).toContain("skills-mcp validate")
   })
 
-  it("follows the catalog: a fixed skill leaves the skipped list", async () => {
+  it("follows the catalog: a subscriber is told when a fixed skill leaves the skipped list", async () => {
+    await server.client.subscribeResource({ uri: "skill://diagnostics" })
     await fs.writeFile(
       path.join(dir, "hostile", "missing-description", "SKILL.md"),
       "---\nname: missing-description\ndescription: Now it has one.\n---\n# Fixed\n",
+    )
+    await eventually(() =>
+      expect(server.notifications).toContainEqual(
+        expect.objectContaining({
+          method: "notifications/resources/updated",
+          params: { uri: "skill://diagnostics" },
+        }),
+      ),
     )
     const diagnostics = await readDiagnostics()
     expect(diagnostics.skipped.map((skip) => skip.id)).not.toContain("missing-description")
