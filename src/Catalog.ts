@@ -3,9 +3,13 @@
  * never bodies). Every read first makes sure the index is fresh: at most once per
  * `refreshIntervalMs` it re-runs discovery (a stat per skill) and re-parses only the
  * SKILL.md files whose fingerprint changed. Changes are published on `changes`.
+ *
+ * `list` with a query ranks by relevance (src/Search.ts); the search index is built once,
+ * in slices that leave the event loop free (`warmSearch`, or the first query), then follows
+ * every change incrementally.
  */
 import * as path from "node:path"
-import { Clock, Effect, Either, PubSub, Ref, Stream } from "effect"
+import { Clock, Deferred, Effect, Either, PubSub, Ref, Stream } from "effect"
 import type { Candidate, DiscoveryNotice } from "./Discovery.js"
 import { Discovery } from "./Discovery.js"
 import type { FrontmatterRule } from "./Errors.js"
@@ -16,6 +20,8 @@ import type { FsPort } from "./FsPort.js"
 import { asyncFs, mapLimit, syncFs } from "./FsPort.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, sameFingerprint } from "./Paths.js"
+import type { SearchIndex } from "./Search.js"
+import { makeSearchIndex } from "./Search.js"
 import { Settings } from "./Settings.js"
 import { pathKey, skillMdUri, skillPathOf } from "./Uris.js"
 import type { Diagnostic } from "./Validation.js"
@@ -102,6 +108,11 @@ export interface ListPage {
   readonly skills: ReadonlyArray<Skill>
   readonly total: number
   readonly nextCursor?: string
+  /**
+   * With a query: `all` when the skills listed match every word of it, `any` when none did
+   * and skills matching some of the words are listed instead.
+   */
+  readonly match?: "all" | "any"
 }
 
 type Parsed =
@@ -174,6 +185,13 @@ export const makeSnapshot = (input: {
   byNameLower: firstBy(input.skills, (skill) => skill.name.toLowerCase()),
 })
 
+/** Every folder a watcher should follow for a catalog: collections, skill folders, broken skills. */
+export const foldersToWatch = (snapshot: Snapshot): Array<string> => [
+  ...snapshot.folders,
+  ...snapshot.skills.map((skill) => skill.dir),
+  ...snapshot.skipped.map((skipped) => path.dirname(skipped.file)),
+]
+
 /** Lookup by id or name: exact id, exact name, then the same ignoring case. */
 export const findSkill = (snapshot: Snapshot, query: string): Skill | undefined => {
   const lower = query.toLowerCase()
@@ -214,17 +232,6 @@ export const closestIds = (skills: ReadonlyArray<Skill>, query: string, count = 
     .map((entry) => entry.id)
 }
 
-/** Case-insensitive filter: every word of the query appears in the id, name or description. */
-export const matchesQuery = (skill: Skill, query: string): boolean => {
-  const words = query
-    .toLowerCase()
-    .split(/\s+/)
-    .filter((word) => word.length > 0)
-  if (words.length === 0) return true
-  const haystack = `${skill.id}\n${skill.name}\n${skill.description}`.toLowerCase()
-  return words.every((word) => haystack.includes(word))
-}
-
 const CURSOR_PREFIX = "o:"
 export const encodeCursor = (offset: number): string =>
   Buffer.from(`${CURSOR_PREFIX}${offset}`).toString("base64url")
@@ -239,6 +246,45 @@ export const decodeCursor = (cursor: string): Either.Either<number, InvalidArgum
           reason: "not a cursor returned by this server; repeat the call without it",
         }),
       )
+}
+
+/** A query as rankings are cached and cursors name it: trimmed, lowercase, single spaces. */
+export const queryKey = (query: string): string => query.trim().toLowerCase().replace(/\s+/g, " ")
+
+/** FNV-1a of a query key: a cursor carries it so it is never applied to another query. */
+const queryHash = (key: string): string => {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < key.length; index++) {
+    hash ^= key.charCodeAt(index)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return (hash >>> 0).toString(36)
+}
+
+/** Where a page of ranked results starts: the ranking (catalog version and query) and the offset. */
+export interface RankedCursor {
+  readonly version: number
+  readonly offset: number
+  readonly query: string
+}
+
+export const encodeRankedCursor = (cursor: RankedCursor): string =>
+  Buffer.from(`r:${cursor.version}:${cursor.offset}:${queryHash(cursor.query)}`).toString("base64url")
+
+export const decodeRankedCursor = (
+  cursor: string,
+  query: string,
+): Either.Either<{ readonly version: number; readonly offset: number }, InvalidArgument> => {
+  const invalid = (reason: string) => Either.left(new InvalidArgument({ argument: "cursor", reason }))
+  const text = Buffer.from(cursor, "base64url").toString("utf8")
+  const parts = /^r:(\d{1,15}):(\d{1,15}):([0-9a-z]+)$/.exec(text)
+  if (parts === null) return invalid("not a cursor of a list_skills search; repeat the call without it")
+  if (parts[3] !== queryHash(query)) {
+    return invalid("this cursor belongs to another query; repeat the call with its query, or without cursor")
+  }
+  const version = Number(parts[1])
+  const offset = Number(parts[2])
+  return Either.right({ version, offset })
 }
 
 /** One page of `items` from `cursor`. */
@@ -277,6 +323,16 @@ const nextIoTurn = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
+/** Skills indexed for search between two yields to the event loop (a few milliseconds each). */
+const SEARCH_SLICE = 250
+/** Rankings kept for paging (each at most one reference per skill). */
+const MAX_RANKINGS = 16
+
+interface Ranked {
+  readonly skills: ReadonlyArray<Skill>
+  readonly match: "all" | "any"
+}
+
 /** What discovery last found: the candidates, in priority order, and what it noticed. */
 interface Discovered {
   readonly candidates: ReadonlyArray<Candidate>
@@ -305,6 +361,105 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     let watched: Effect.Effect<ReadonlyArray<string>> | undefined
     /** The first scan builds the catalog; changes are published from then on. */
     let published = false
+    const scope = yield* Effect.scope
+
+    // ---- search: the index, built once in slices, then kept in step with every snapshot ----
+    let searchIndex: SearchIndex | undefined
+    let searchVersion = -1
+    const searchReady = yield* Deferred.make<SearchIndex>()
+    let searchStarted = false
+    /** Rankings by catalog version and query, so later pages keep the order of the first. */
+    const rankings = new Map<string, Ranked>()
+    let positions: { readonly version: number; readonly of: ReadonlyMap<string, number> } | undefined
+
+    /** Brings the search index (when built) in step with a snapshot: only what changed is re-indexed. */
+    const syncSearch = (snapshot: Snapshot) => {
+      if (searchIndex === undefined || searchVersion === snapshot.version) return
+      searchIndex.sync(snapshot.skills, snapshot.byId)
+      searchVersion = snapshot.version
+    }
+
+    const buildSearch = Effect.gen(function* () {
+      const index = makeSearchIndex()
+      const { skills } = yield* Ref.get(state)
+      for (let start = 0; start < skills.length; start += SEARCH_SLICE) {
+        index.addNew(skills.slice(start, start + SEARCH_SLICE))
+        yield* nextIoTurn
+      }
+      searchIndex = index
+      syncSearch(yield* Ref.get(state))
+      yield* Deferred.succeed(searchReady, index)
+    }).pipe(Effect.withSpan("Catalog.buildSearch"))
+
+    /** Starts building the search index in the background, unless it is built or being built. */
+    const warmSearch = Effect.suspend(() => {
+      if (searchStarted) return Effect.void
+      searchStarted = true
+      return Effect.asVoid(Effect.forkIn(buildSearch, scope))
+    })
+
+    /** The skills a query ranks, best first, for a snapshot that the index is in step with. */
+    const rankFor = (snapshot: Snapshot, index: SearchIndex, key: string): Ranked => {
+      if (positions?.version !== snapshot.version) {
+        positions = {
+          version: snapshot.version,
+          of: new Map(snapshot.skills.map((skill, at) => [skill.id, at])),
+        }
+      }
+      const at = positions.of
+      const ranking = index.rank(key, (id) => at.get(id) ?? Number.MAX_SAFE_INTEGER)
+      const skills: Array<Skill> = []
+      const exact = findSkill(snapshot, key)
+      if (exact !== undefined) skills.push(exact)
+      for (const id of ranking.ids) {
+        const skill = snapshot.byId.get(id)
+        if (skill !== undefined && skill !== exact) skills.push(skill)
+      }
+      return { skills, match: ranking.match }
+    }
+
+    /** One page of the skills matching `query`, best first. */
+    const search = (query: string, limit: number, cursor: string | undefined) =>
+      Effect.gen(function* () {
+        const key = queryKey(query)
+        const from = cursor === undefined ? undefined : yield* decodeRankedCursor(cursor, key)
+        yield* warmSearch
+        const index = yield* Deferred.await(searchReady)
+        const current = yield* Ref.get(state)
+        syncSearch(current)
+        const version = from?.version ?? current.version
+        let ranked = rankings.get(`${version}\n${key}`)
+        if (ranked === undefined) {
+          if (version !== current.version) {
+            return yield* new InvalidArgument({
+              argument: "cursor",
+              reason: "the skills changed since this search; repeat the call without cursor",
+            })
+          }
+          ranked = rankFor(current, index, key)
+          if (rankings.size >= MAX_RANKINGS) rankings.delete(rankings.keys().next().value ?? "")
+          rankings.set(`${version}\n${key}`, ranked)
+        }
+        const offset = from?.offset ?? 0
+        const end = offset + limit
+        // A page of an earlier ranking shows the skills as they are now; ones that left are dropped.
+        const page =
+          version === current.version
+            ? ranked.skills.slice(offset, end)
+            : ranked.skills.slice(offset, end).flatMap((skill) => {
+                const now = current.byId.get(skill.id)
+                return now === undefined ? [] : [now]
+              })
+        const result: ListPage = {
+          skills: page,
+          total: ranked.skills.length,
+          match: ranked.match,
+          ...(end < ranked.skills.length
+            ? { nextCursor: encodeRankedCursor({ version, offset: end, query: key }) }
+            : {}),
+        }
+        return result
+      })
 
     const parseCandidate = async (port: FsPort, candidate: Candidate): Promise<Parsed> => {
       const result = await readFrontmatter(port, candidate.file, headCap)
@@ -396,6 +551,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           version,
         })
         yield* Ref.set(state, after)
+        syncSearch(after)
         yield* logNews(before, after, overLimit)
         if (changedAny && published) yield* PubSub.publish(changes, { version, ...change })
         published = true
@@ -507,14 +663,19 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       return yield* new SkillNotFound({ query, suggestions: closestIds(current.skills, query) })
     })
 
+    /** Without a query: every skill in catalog order. With one: the matching skills, best first. */
     const list = Effect.fn("Catalog.list")(function* (options: ListOptions) {
       const current = yield* snapshot
-      const query = options.query?.trim() ?? ""
-      const matching =
-        query === "" ? current.skills : current.skills.filter((skill) => matchesQuery(skill, query))
       const limit = Math.min(options.limit ?? settings.pageSize, settings.pageSize)
-      const { page, nextCursor } = yield* paginate(matching, limit, options.cursor)
-      const result: ListPage = { skills: page, total: matching.length, ...(nextCursor ? { nextCursor } : {}) }
+      if (options.query !== undefined && options.query.trim() !== "") {
+        return yield* search(options.query, limit, options.cursor)
+      }
+      const { page, nextCursor } = yield* paginate(current.skills, limit, options.cursor)
+      const result: ListPage = {
+        skills: page,
+        total: current.skills.length,
+        ...(nextCursor ? { nextCursor } : {}),
+      }
       return result
     })
 
@@ -529,6 +690,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       refresh,
       /** Checks what changed after the watcher saw these paths change. */
       refreshPaths,
+      /** Builds the search index in the background now, so the first query does not wait for it. */
+      warmSearch,
       /**
        * A file watcher now covers every folder (give its pending changes), or no longer does
        * (undefined): requests then check the disk themselves again.

@@ -338,7 +338,8 @@ export const MAX_FRONTMATTER_BYTES = 256 * 1024
 
 /**
  * Reads only as much of a SKILL.md as the frontmatter needs: the first chunk, and more only
- * while the closing `---` has not shown up, up to `cap` bytes.
+ * while the closing `---` has not shown up, up to `cap` bytes. Answers the text up to and
+ * including the closing `---` line when there is one (the body is not part of it).
  */
 export const readHead = async (
   port: FsPort,
@@ -368,7 +369,14 @@ export const readHead = async (
       length += bytesRead
       const text = buffer.toString("utf8", 0, length)
       const complete = bytesRead === 0 || length < buffer.length
-      if (complete || splitFrontmatter(text)._tag !== "NotClosed") return Either.right(text)
+      const split = splitFrontmatter(text)
+      if (split._tag === "Split") {
+        // Only the frontmatter, as a string of its own: values sliced out of the chunk's text
+        // would keep the whole chunk alive, and the catalog keeps them for every skill.
+        const head = text.slice(0, text.length - split.value.body.length)
+        return Either.right(Buffer.from(head, "utf8").toString("utf8"))
+      }
+      if (complete || split._tag === "NoFrontmatter") return Either.right(text)
       if (buffer.length >= cap) {
         return Either.left(
           new MalformedFrontmatter({

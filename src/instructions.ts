@@ -1,6 +1,16 @@
 /**
  * The texts models read: the usage guide (the `init-skills` prompt, `skills-mcp instructions`
  * and the server's `instructions`) and the `<available_skills>` catalog, cut to a budget.
+ *
+ * The catalog lists the best entries that fit its budget, "best" being, in this order:
+ * 1. skills of earlier roots (the first skills folder given comes first, as it wins on
+ *    duplicate ids);
+ * 2. within a root, skills without errors (a name that follows the naming rules and equals
+ *    its folder, a description within 1,024 characters) before the others;
+ * 3. then catalog order (folder path order).
+ * Entries are never cut: one that does not fit is passed over, and later (shorter) ones still
+ * may fit. When some are left out, a last line says how many and to search them all with
+ * `list_skills` and a query.
  */
 
 export interface CatalogEntry {
@@ -9,6 +19,10 @@ export interface CatalogEntry {
   readonly description: string
   /** Where a host can read the skill (`skill://...`), when the catalog is for hosts. */
   readonly uri?: string
+  /** Priority of the skill's root (0 is the first); earlier roots are listed first. */
+  readonly rootIndex?: number
+  /** The skill's lint results: a skill with an error is listed after those without. */
+  readonly diagnostics?: ReadonlyArray<{ readonly severity: "error" | "warning" }>
 }
 
 const GUIDE = `This environment provides Agent Skills through the skills-mcp MCP server. A skill is a folder of
@@ -16,7 +30,8 @@ instructions, scripts and reference files that teaches you how to do one kind of
 
 How to use them:
 1. Before starting a task, look for a matching skill: the catalog is in the description of the
-   get_skill tool, and list_skills searches every skill by words in its id, name or description.
+   get_skill tool (when there are many skills, only the first ones), and list_skills with a
+   query (a few words about the task) searches every skill, best matches first.
 2. When a skill's description matches the task, call get_skill with its id and follow the
    instructions it returns. Load a skill only when it is relevant; do not load every skill.
 3. Paths in a skill (references/..., scripts/..., assets/...) are relative to the skill's base
@@ -42,25 +57,63 @@ const renderEntry = (entry: CatalogEntry): string => {
 
 const OPEN = "<available_skills>\n"
 const CLOSE = "</available_skills>"
+/** The shortest entry there can be: an entry shorter than this never fits what is left. */
+const MIN_ENTRY = renderEntry({ id: "x", name: "x", description: "x" }).length
 
-const moreLine = (count: number) =>
-  `\n${count} more skill${count === 1 ? "" : "s"} not shown here: call list_skills with a query to find ${count === 1 ? "it" : "them"}.`
+const moreLine = (hidden: number, total: number) =>
+  `\n${hidden} more skill${hidden === 1 ? "" : "s"} not shown here: call list_skills with a query (a few words about the task) to search all ${total} skills, best matches first.`
+
+const hasError = (entry: CatalogEntry) =>
+  entry.diagnostics?.some((diagnostic) => diagnostic.severity === "error") === true ? 1 : 0
+
+/** The entries best first (see the top of this file); stable, so equal entries keep their order. */
+export const bestFirst = <A extends CatalogEntry>(entries: ReadonlyArray<A>): Array<A> =>
+  entries
+    .map((entry, position) => ({ entry, position, root: entry.rootIndex ?? 0, error: hasError(entry) }))
+    .sort((a, b) => a.root - b.root || a.error - b.error || a.position - b.position)
+    .map(({ entry }) => entry)
+
+/** Rendered catalogs by entry list and budget: a snapshot's catalog is rendered once. */
+const rendered = new WeakMap<ReadonlyArray<CatalogEntry>, Map<number, string>>()
 
 /**
- * The catalog as `<available_skills>` XML, at most `budget` characters: entries in the given
- * order while they fit, then a line saying how many more exist and how to find them.
+ * The catalog as `<available_skills>` XML, at most `budget` characters: the best entries that
+ * fit, then a line saying how many more exist and how to find them.
  */
 export const renderAvailableSkills = (entries: ReadonlyArray<CatalogEntry>, budget: number): string => {
+  const cached = rendered.get(entries)?.get(budget)
+  if (cached !== undefined) return cached
+  const text = render(entries, budget)
+  const byBudget = rendered.get(entries) ?? new Map<number, string>()
+  byBudget.set(budget, text)
+  rendered.set(entries, byBudget)
+  return text
+}
+
+const render = (entries: ReadonlyArray<CatalogEntry>, budget: number): string => {
+  const ordered = bestFirst(entries)
+  const texts: Array<string> = []
+  // Everything, when it fits without the last line.
+  let free = budget - OPEN.length - CLOSE.length
+  for (const entry of ordered) {
+    const text = renderEntry(entry)
+    if (text.length > free) break
+    texts.push(text)
+    free -= text.length
+  }
+  if (texts.length === ordered.length) return `${OPEN}${texts.join("")}${CLOSE}`
+  // Otherwise the best that fit beside the last line (sized for the most that can be hidden).
+  free = budget - OPEN.length - CLOSE.length - moreLine(ordered.length, ordered.length).length
   let body = ""
   let shown = 0
-  for (const entry of entries) {
-    const rendered = renderEntry(entry)
-    const remaining = entries.length - shown - 1
-    const trailer = remaining > 0 ? moreLine(remaining).length : 0
-    if (OPEN.length + body.length + rendered.length + CLOSE.length + trailer > budget) break
-    body += rendered
+  for (let index = 0; index < ordered.length && free >= MIN_ENTRY; index++) {
+    const entry = ordered[index]
+    if (entry === undefined) break
+    const text = texts[index] ?? renderEntry(entry)
+    if (text.length > free) continue
+    body += text
+    free -= text.length
     shown++
   }
-  const hidden = entries.length - shown
-  return `${OPEN}${body}${CLOSE}${hidden > 0 ? moreLine(hidden) : ""}`
+  return `${OPEN}${body}${CLOSE}${moreLine(ordered.length - shown, ordered.length)}`
 }

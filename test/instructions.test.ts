@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { escapeXml, renderAvailableSkills, usageGuide } from "../src/instructions.js"
+import { bestFirst, escapeXml, renderAvailableSkills, usageGuide } from "../src/instructions.js"
 
 const entries = Array.from({ length: 200 }, (_, i) => ({
   id: `skill-${i}`,
@@ -36,6 +36,41 @@ describe("renderAvailableSkills", () => {
       expect(xml).toContain(`${200 - shown} more skills not shown here: call list_skills`)
     },
   )
+
+  it("lists the best entries: earlier roots first, skills without errors first, then catalog order", () => {
+    const error = [{ severity: "error" as const }]
+    const warning = [{ severity: "warning" as const }]
+    const mixed = [
+      { id: "second-root", name: "second-root", description: "d", rootIndex: 1 },
+      { id: "bad-name", name: "Bad Name", description: "d", rootIndex: 0, diagnostics: error },
+      { id: "warned", name: "warned", description: "d", rootIndex: 0, diagnostics: warning },
+      { id: "fine", name: "fine", description: "d", rootIndex: 0 },
+    ]
+    expect(bestFirst(mixed).map((entry) => entry.id)).toEqual(["warned", "fine", "bad-name", "second-root"])
+    const xml = renderAvailableSkills(mixed, 10_000)
+    expect([...xml.matchAll(/<id>(.*)<\/id>/g)].map((match) => match[1])).toEqual([
+      "warned",
+      "fine",
+      "bad-name",
+      "second-root",
+    ])
+  })
+
+  it("never cuts a description: an entry that does not fit is passed over for shorter ones", () => {
+    const long = { id: "long", name: "long", description: "x".repeat(600) }
+    const short = Array.from({ length: 20 }, (_, i) => ({
+      id: `s${i}`,
+      name: `s${i}`,
+      description: "Short.",
+    }))
+    const xml = renderAvailableSkills([long, ...short], 700)
+    expect(xml.length).toBeLessThanOrEqual(700)
+    expect(xml).not.toContain("xxx")
+    const shown = xml.split("<skill>").length - 1
+    expect(shown).toBeGreaterThan(0)
+    expect(xml).toContain(`${21 - shown} more skills not shown here`)
+    expect(xml).toContain("search all 21 skills")
+  })
 
   it("escapes the characters that matter in element content", () => {
     expect(escapeXml(`<a href="x">'&'</a>`)).toBe(`&lt;a href="x"&gt;'&amp;'&lt;/a&gt;`)

@@ -33,7 +33,7 @@ import {
 import type { AuditRecord } from "../AuditLog.js"
 import { AuditLog } from "../AuditLog.js"
 import type { Snapshot } from "../Catalog.js"
-import { Catalog } from "../Catalog.js"
+import { Catalog, foldersToWatch } from "../Catalog.js"
 import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
 import { renderAvailableSkills, usageGuide } from "../instructions.js"
@@ -377,13 +377,6 @@ const clientLogger = (sink: ClientLog) =>
     sink.server.sendLoggingMessage({ level, logger: SERVER_NAME, data: text }).catch(() => undefined)
   })
 
-/** Every folder the watcher should follow for a catalog: collections, skill folders, broken skills. */
-const foldersToWatch = (snapshot: Snapshot) => [
-  ...snapshot.folders,
-  ...snapshot.skills.map((skill) => skill.dir),
-  ...snapshot.skipped.map((skipped) => path.dirname(skipped.file)),
-]
-
 /**
  * Serves MCP on `input`/`output` until the input ends; then waits (briefly) for the
  * requests in flight to be answered and closes the server.
@@ -419,6 +412,13 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
             })
           : Effect.void,
       ),
+      Effect.forkScoped,
+    )
+
+    // The search index is built once the handshake is done, in slices, before a query needs it.
+    yield* made.initialized.pipe(
+      Effect.timeoutOption("1 second"),
+      Effect.zipRight(catalog.warmSearch),
       Effect.forkScoped,
     )
 

@@ -73,6 +73,8 @@ export const promptXml = (snapshot: Snapshot, budget: number): string =>
       name: skill.name,
       description: skill.description,
       uri: skillResourceUri(snapshot, skill),
+      rootIndex: skill.rootIndex,
+      diagnostics: skill.diagnostics,
     })),
     budget > 0 ? budget : defaults.catalogBudget,
   )

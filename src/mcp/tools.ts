@@ -24,7 +24,7 @@ export const ListSkillsArgs = Schema.Struct({
     Schema.String.pipe(Schema.maxLength(1_000, { message: () => "longer than 1000 characters" })).annotations(
       {
         description:
-          "Words to look for in skill ids, names and descriptions (case-insensitive). Omit to list all.",
+          "Words describing the task; skills are ranked by relevance over their id, name and description (word beginnings and small typos match too). Omit to list all in catalog order.",
       },
     ),
   ),
@@ -126,7 +126,7 @@ const readOnly = (title: string) => ({
 })
 
 export const LIST_SKILLS_DESCRIPTION =
-  "List the available Agent Skills (id, name, description). Pass `query` to search by words in the id, name or description. Results are paged: pass `nextCursor` back as `cursor` for more."
+  "List the available Agent Skills (id, name, description). Pass `query` (a few words about the task) to search every skill, best matches first. Results are paged: pass `nextCursor` back as `cursor` for more."
 
 export const GET_SKILL_DESCRIPTION =
   "Load a skill's instructions (its SKILL.md body) by id or name. Call it when a task matches a skill's description below, then follow the instructions. The result names the skill's base directory first: relative paths in the instructions (references/, scripts/, assets/) resolve against it; read those files with your own tools or with read_skill_file."
@@ -186,7 +186,7 @@ const listSkills = (input: unknown) =>
         ? args.query
           ? `No skill matches '${args.query}'. Call list_skills without a query to see all skills.`
           : "No skills are available."
-        : `${page.total} skill${page.total === 1 ? "" : "s"}${args.query ? ` matching '${args.query}'` : ""}; showing ${page.skills.length}. Load one with get_skill {"id": "<id>"}.`
+        : `${page.total} skill${page.total === 1 ? "" : "s"}${args.query ? ` matching ${page.match === "any" ? "some words of " : ""}'${args.query}', best first` : ""}; showing ${page.skills.length}. Load one with get_skill {"id": "<id>"}.`
     const more =
       page.nextCursor === undefined
         ? ""

@@ -1,0 +1,135 @@
+/**
+ * The catalog's incremental paths, each step checked through the stat sweep (every request
+ * re-checks the disk) and through the watcher (the real Watcher service feeding
+ * `refreshPaths`, as the server wires it): edit, add, remove, rename, a skill moving between
+ * roots, and shadowing resolved when the first of two skills with one id goes away.
+ */
+import * as fs from "node:fs/promises"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Ref, Schedule, Stream } from "effect"
+import type { CatalogChange, Snapshot } from "../src/Catalog.js"
+import { Catalog, foldersToWatch } from "../src/Catalog.js"
+import { Watcher } from "../src/Watcher.js"
+import { servicesFor } from "./support/layers.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+type Mode = "sweep" | "watcher"
+
+/** Retries `check` on the current snapshot until it passes (the watcher delivers asynchronously). */
+const until = (catalog: Catalog, check: (snapshot: Snapshot) => void) =>
+  Effect.flatMap(catalog.snapshot, (snapshot) => Effect.sync(() => check(snapshot))).pipe(
+    Effect.retry({ schedule: Schedule.spaced("25 millis"), times: 400 }),
+  )
+
+const ids = (snapshot: Snapshot) => snapshot.skills.map((skill) => skill.id)
+
+const run = (mode: Mode) =>
+  Effect.gen(function* () {
+    const first = yield* tempTree({
+      "alpha/SKILL.md": skillMd("alpha", "Alpha original."),
+      "beta/SKILL.md": skillMd("beta", "Beta in the first root."),
+      "gamma/SKILL.md": skillMd("gamma", "Gamma goes away."),
+      "delta/SKILL.md": skillMd("delta", "Delta gets renamed, keyword quokka."),
+    })
+    const second = yield* tempTree({
+      "beta/SKILL.md": skillMd("beta", "Beta in the second root."),
+      "epsilon/SKILL.md": skillMd("epsilon", "Epsilon moves to the first root."),
+    })
+    const services = servicesFor([first, second], {
+      // Through the watcher only: the interval is never reached while the test runs.
+      refreshIntervalMs: mode === "sweep" ? 0 : 3_600_000,
+    })
+    yield* Effect.gen(function* () {
+      const catalog = yield* Catalog
+      const changes = yield* Ref.make<ReadonlyArray<CatalogChange>>([])
+      yield* catalog.changes.pipe(
+        Stream.runForEach((change) => Ref.update(changes, (all) => [...all, change])),
+        Effect.forkScoped,
+      )
+      if (mode === "watcher") {
+        const watcher = yield* Watcher
+        const syncWatches = Effect.gen(function* () {
+          const { complete } = yield* watcher.sync(foldersToWatch(yield* catalog.peek))
+          expect(complete).toBe(true)
+          yield* catalog.setWatched(watcher.takePending)
+        })
+        yield* syncWatches
+        yield* watcher.changes.pipe(
+          Stream.runForEach((paths) => Effect.zipRight(catalog.refreshPaths(paths), syncWatches)),
+          Effect.forkScoped,
+        )
+      }
+      yield* Effect.yieldNow()
+      const start = yield* catalog.snapshot
+      expect(ids(start)).toEqual(["alpha", "beta", "delta", "gamma", "epsilon"])
+      expect(start.byId.get("beta")?.file).toBe(`${first}/beta/SKILL.md`)
+      expect((yield* catalog.list({ query: "quokka" })).skills.map((skill) => skill.id)).toEqual(["delta"])
+
+      // Edit: one skill changes, every other one is the very same object (not read again),
+      // and exactly one change is published.
+      yield* Effect.promise(() =>
+        fs.writeFile(`${first}/alpha/SKILL.md`, skillMd("alpha", "Alpha edited, wombat.")),
+      )
+      const edited = yield* until(catalog, (snapshot) =>
+        expect(snapshot.byId.get("alpha")?.description).toBe("Alpha edited, wombat."),
+      ).pipe(Effect.zipRight(catalog.snapshot))
+      for (const id of ["beta", "gamma", "delta", "epsilon"])
+        expect(edited.byId.get(id)).toBe(start.byId.get(id))
+      expect(edited.version).toBe(start.version + 1)
+      expect(yield* Ref.get(changes)).toEqual([
+        { version: edited.version, added: [], removed: [], changed: ["alpha"] },
+      ])
+      expect((yield* catalog.list({ query: "wombat" })).skills.map((skill) => skill.id)).toEqual(["alpha"])
+
+      // Add.
+      yield* Effect.promise(async () => {
+        await fs.mkdir(`${first}/zeta`)
+        await fs.writeFile(`${first}/zeta/SKILL.md`, skillMd("zeta", "Zeta is new, keyword narwhal."))
+      })
+      yield* until(catalog, (snapshot) => expect(snapshot.byId.get("zeta")?.description).toContain("narwhal"))
+      expect((yield* catalog.list({ query: "narwhal" })).skills.map((skill) => skill.id)).toEqual(["zeta"])
+
+      // Remove.
+      yield* Effect.promise(() => fs.rm(`${first}/gamma`, { recursive: true }))
+      yield* until(catalog, (snapshot) => expect(snapshot.byId.has("gamma")).toBe(false))
+      expect((yield* Effect.flip(catalog.get("gamma")))._tag).toBe("SkillNotFound")
+      expect((yield* catalog.list({ query: "gamma" })).total).toBe(0)
+
+      // Rename: the folder is the id.
+      yield* Effect.promise(() => fs.rename(`${first}/delta`, `${first}/delta-renamed`))
+      yield* until(catalog, (snapshot) => {
+        expect(snapshot.byId.has("delta")).toBe(false)
+        expect(snapshot.byId.get("delta-renamed")?.description).toContain("quokka")
+      })
+      expect((yield* catalog.list({ query: "quokka" })).skills.map((skill) => skill.id)).toEqual([
+        "delta-renamed",
+      ])
+
+      // A skill moving from the second root to the first.
+      yield* Effect.promise(() => fs.rename(`${second}/epsilon`, `${first}/epsilon`))
+      yield* until(catalog, (snapshot) => expect(snapshot.byId.get("epsilon")?.root).toBe(first))
+
+      // Shadowing resolved: the first root's beta goes, the second root's is served.
+      expect((yield* catalog.snapshot).shadowed.map((shadow) => shadow.file)).toEqual([
+        `${second}/beta/SKILL.md`,
+      ])
+      yield* Effect.promise(() => fs.rm(`${first}/beta`, { recursive: true }))
+      const resolved = yield* until(catalog, (snapshot) =>
+        expect(snapshot.byId.get("beta")?.description).toBe("Beta in the second root."),
+      ).pipe(Effect.zipRight(catalog.snapshot))
+      expect(resolved.shadowed).toEqual([])
+      expect(ids(resolved)).toEqual(["alpha", "delta-renamed", "epsilon", "zeta", "beta"])
+      expect((yield* catalog.list({ query: "second root" })).skills.map((skill) => skill.id)).toEqual([
+        "beta",
+      ])
+    }).pipe(Effect.provide(Layer.merge(services, Watcher.Default)))
+  })
+
+describe("incremental refresh", () => {
+  it.scopedLive("through the stat sweep: edit, add, remove, rename, move between roots, shadowing", () =>
+    run("sweep"),
+  )
+  it.scopedLive("through the watcher: edit, add, remove, rename, move between roots, shadowing", () =>
+    run("watcher"),
+  )
+})

@@ -1,0 +1,152 @@
+import * as fs from "node:fs/promises"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Catalog } from "../src/Catalog.js"
+import type { Searchable } from "../src/Search.js"
+import { makeSearchIndex, searchWords } from "../src/Search.js"
+import { servicesFor } from "./support/layers.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+const skill = (id: string, description: string, name = id): Searchable => ({ id, name, description })
+
+const indexOf = (skills: ReadonlyArray<Searchable>) => {
+  const index = makeSearchIndex()
+  index.sync(skills, new Map(skills.map((entry) => [entry.id, entry])))
+  const order = new Map(skills.map((entry, at) => [entry.id, at]))
+  return { index, rank: (query: string) => index.rank(query, (id) => order.get(id) ?? 0) }
+}
+
+const corpus = [
+  skill("csv-tools", "Convert CSV files and clean columns."),
+  skill("pdf-processing", "Extract text and tables from PDF files, fill PDF forms."),
+  skill("spreadsheets", "Create spreadsheets with formulas and charts."),
+  skill("notes", "Write release notes from commits.", "Release Notes"),
+  skill("forms", "Fill web forms in a browser."),
+  skill("pdf", "Merge PDF documents."),
+]
+
+describe("search words", () => {
+  it("split on anything but letters and digits, lowercase, without stop words", () => {
+    expect(searchWords("Fill the PDF-forms of a Web_app, v2!")).toEqual([
+      "fill",
+      "pdf",
+      "forms",
+      "web",
+      "app",
+      "v2",
+    ])
+    expect(searchWords("the and of")).toEqual([])
+  })
+})
+
+describe("search index", () => {
+  it("ranks an id or name match above a description match, then catalog order on equal scores", () => {
+    const { rank } = indexOf(corpus)
+    const ranking = rank("pdf")
+    expect(ranking.match).toBe("all")
+    expect(ranking.ids[0]).toBe("pdf")
+    expect(new Set(ranking.ids)).toEqual(new Set(["pdf", "pdf-processing"]))
+  })
+
+  it("matches word beginnings and small typos", () => {
+    const { rank } = indexOf(corpus)
+    expect(rank("spread").ids).toEqual(["spreadsheets"])
+    expect(rank("spredsheets").ids).toEqual(["spreadsheets"])
+    expect(rank("relese notes").ids).toEqual(["notes"])
+  })
+
+  it("ranks skills matching every word; only when none does, those matching some", () => {
+    const { rank } = indexOf(corpus)
+    expect(rank("pdf forms")).toEqual({ ids: ["pdf-processing"], match: "all" })
+    const some = rank("pdf browser")
+    expect(some.match).toBe("any")
+    expect(new Set(some.ids)).toEqual(new Set(["pdf", "pdf-processing", "forms"]))
+    expect(rank("kubernetes")).toEqual({ ids: [], match: "all" })
+    expect(rank("the of")).toEqual({ ids: [], match: "all" })
+  })
+
+  it("follows edits, additions and removals, re-indexing only what changed", () => {
+    const { index, rank } = indexOf(corpus)
+    const edited = [...corpus.slice(1), skill("csv-tools", "Plot zebras."), skill("zoo", "Feed zebras.")]
+    index.sync(edited, new Map(edited.map((entry) => [entry.id, entry])))
+    expect(new Set(rank("zebras").ids)).toEqual(new Set(["csv-tools", "zoo"]))
+    expect(rank("columns").ids).toEqual([])
+    const removed = edited.filter((entry) => entry.id !== "zoo")
+    index.sync(removed, new Map(removed.map((entry) => [entry.id, entry])))
+    expect(rank("zebras").ids).toEqual(["csv-tools"])
+    expect(index.size()).toBe(removed.length)
+  })
+})
+
+describe("Catalog search", () => {
+  const tree = () => {
+    const files: Record<string, string> = {}
+    for (let i = 0; i < 30; i++) {
+      const id = `report-${String(i).padStart(2, "0")}`
+      files[`${id}/SKILL.md`] = skillMd(id, `Build ${i % 3 === 0 ? "quarterly sales" : "weekly"} reports.`)
+    }
+    files["sales/SKILL.md"] = skillMd("sales", "Sales dashboards.")
+    return files
+  }
+
+  it.scoped("puts an exact id first and pages through a ranking in one order", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(tree())
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const whole = yield* catalog.list({ query: "sales reports", limit: 100 })
+        expect(whole.total).toBe(10)
+        const first = yield* catalog.list({ query: "Sales" })
+        expect(first.skills[0]?.id).toBe("sales")
+        expect(first.match).toBe("all")
+        const paged: Array<string> = []
+        let cursor: string | undefined
+        do {
+          const page = yield* catalog.list({
+            query: "sales reports",
+            limit: 3,
+            ...(cursor ? { cursor } : {}),
+          })
+          paged.push(...page.skills.map((entry) => entry.id))
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        expect(paged).toEqual(whole.skills.map((entry) => entry.id))
+        // Without a query: catalog order, as before.
+        expect((yield* catalog.list({ limit: 2 })).skills.map((entry) => entry.id)).toEqual([
+          "report-00",
+          "report-01",
+        ])
+      }).pipe(Effect.provide(servicesFor([root], { pageSize: 50 })))
+    }),
+  )
+
+  it.scoped("refuses a cursor of another query, keeps a ranking's order across a change", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(tree())
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const first = yield* catalog.list({ query: "weekly", limit: 5 })
+        const cursor = first.nextCursor ?? ""
+        const other = yield* Effect.flip(catalog.list({ query: "sales", cursor }))
+        expect(other._tag).toBe("InvalidArgument")
+        const plain = yield* Effect.flip(catalog.list({ cursor }))
+        expect(plain._tag).toBe("InvalidArgument")
+        // A skill of the ranking is removed and one is added: the next page continues the
+        // same ranking, showing skills as they are now.
+        const all = (yield* catalog.list({ query: "weekly", limit: 50 })).skills.map((entry) => entry.id)
+        const gone = all[6] ?? ""
+        yield* Effect.promise(() => fs.rm(`${root}/${gone}`, { recursive: true }))
+        yield* Effect.promise(() => fs.mkdir(`${root}/aaa-weekly`))
+        yield* Effect.promise(() =>
+          fs.writeFile(`${root}/aaa-weekly/SKILL.md`, skillMd("aaa-weekly", "Weekly.")),
+        )
+        const second = yield* catalog.list({ query: "weekly", limit: 5, cursor })
+        expect(second.skills.map((entry) => entry.id)).toEqual(all.slice(5, 10).filter((id) => id !== gone))
+        // A new search sees the change.
+        const fresh = yield* catalog.list({ query: "weekly", limit: 50 })
+        expect(fresh.skills.map((entry) => entry.id)).toContain("aaa-weekly")
+        expect(fresh.skills.map((entry) => entry.id)).not.toContain(gone)
+      }).pipe(Effect.provide(servicesFor([root], { pageSize: 50 })))
+    }),
+  )
+})

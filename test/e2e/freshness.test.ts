@@ -1,0 +1,84 @@
+/**
+ * Freshness through the built server: with the watcher, an edit reaches the client as one
+ * notification of each kind; without it, the very next call sees an edit and a new skill.
+ */
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { afterEach, describe, expect, it } from "vitest"
+import type { RunningServer } from "../support/server.js"
+import { eventually, startServer } from "../support/server.js"
+
+const KINDS = [
+  "notifications/tools/list_changed",
+  "notifications/prompts/list_changed",
+  "notifications/resources/list_changed",
+]
+
+const skillMd = (name: string, description: string) =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`
+
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup()
+})
+
+const setUp = async (flags: ReadonlyArray<string>) => {
+  const root = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-fresh-")))
+  for (let i = 0; i < 50; i++) {
+    await fs.mkdir(path.join(root, `skill-${i}`))
+    await fs.writeFile(path.join(root, `skill-${i}`, "SKILL.md"), skillMd(`skill-${i}`, `Skill number ${i}.`))
+  }
+  const server = await startServer([root, ...flags], { env: { HOME: root } })
+  cleanups.push(async () => {
+    await server.close()
+    await fs.rm(root, { recursive: true, force: true })
+  })
+  return { root, server }
+}
+
+const call = async (server: RunningServer, name: string, args: Record<string, unknown>) =>
+  (await server.client.callTool({ name, arguments: args })) as CallToolResult
+
+const descriptionOf = async (server: RunningServer, id: string) =>
+  ((await call(server, "get_skill", { id })).structuredContent as { description: string }).description
+
+const counts = (server: RunningServer, from: number) => {
+  const methods = server.notifications.slice(from).map((notification) => notification.method)
+  return KINDS.map((kind) => methods.filter((method) => method === kind).length)
+}
+
+describe("freshness", () => {
+  it("with the watcher: one edit sends one notification of each kind and is served", async () => {
+    const { root, server } = await setUp([])
+    // Watches are in place once a request has been answered after the handshake.
+    await eventually(async () => expect(await descriptionOf(server, "skill-0")).toBe("Skill number 0."))
+    const before = server.notifications.length
+    await fs.writeFile(path.join(root, "skill-7", "SKILL.md"), skillMd("skill-7", "Edited once."))
+    await eventually(() => expect(counts(server, before)).toEqual([1, 1, 1]))
+    expect(await descriptionOf(server, "skill-7")).toBe("Edited once.")
+    // A second change, waited for in the same way: had the edit sent more, they would be counted here.
+    await fs.mkdir(path.join(root, "added"))
+    await fs.writeFile(path.join(root, "added", "SKILL.md"), skillMd("added", "Added later."))
+    await eventually(() => expect(counts(server, before)).toEqual([2, 2, 2]))
+    expect(await descriptionOf(server, "added")).toBe("Added later.")
+    const found = await call(server, "list_skills", { query: "edited" })
+    expect((found.structuredContent as { skills: Array<{ id: string }> }).skills.map((s) => s.id)).toEqual([
+      "skill-7",
+    ])
+  })
+
+  it("without the watcher: the very next call sees an edit and a new skill", async () => {
+    const { root, server } = await setUp(["--no-watch", "--refresh-ms", "0"])
+    expect(await descriptionOf(server, "skill-3")).toBe("Skill number 3.")
+    await fs.writeFile(path.join(root, "skill-3", "SKILL.md"), skillMd("skill-3", "Edited, no watcher."))
+    expect(await descriptionOf(server, "skill-3")).toBe("Edited, no watcher.")
+    await fs.mkdir(path.join(root, "new-one"))
+    await fs.writeFile(path.join(root, "new-one", "SKILL.md"), skillMd("new-one", "Brand new."))
+    const found = await call(server, "list_skills", { query: "brand new" })
+    expect((found.structuredContent as { skills: Array<{ id: string }> }).skills.map((s) => s.id)).toEqual([
+      "new-one",
+    ])
+  })
+})
