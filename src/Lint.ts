@@ -6,13 +6,14 @@
  * Unlike the catalog, nothing is skipped: every SKILL.md found is checked and reported,
  * shadowed ones included.
  */
+import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Effect, Either, Schema } from "effect"
 import { displayPath } from "./CatalogReport.js"
 import type { Candidate } from "./Discovery.js"
 import { Discovery, SKILL_FILE } from "./Discovery.js"
 import { parseSkillText, splitFrontmatter } from "./Frontmatter.js"
-import { statOrNull } from "./Paths.js"
+import { readDirOrNull, statOrNull } from "./Paths.js"
 import { Settings } from "./Settings.js"
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles } from "./SkillFiles.js"
 import type { Diagnostic, SkillSize } from "./Validation.js"
@@ -28,7 +29,14 @@ import {
   frontmatterRuleId,
   missingReference,
   RULE_IDS,
+  symlinkArtefactReason,
+  symlinkTargetIn,
 } from "./Validation.js"
+
+/** A link target is a short path; larger files are not looked at. */
+const MAX_LINK_TARGET_BYTES = 1024
+
+const readTextOrNull = (file: string) => Effect.promise(() => fs.readFile(file, "utf8").catch(() => null))
 
 // ---------------------------------------------------------------------------------------
 // The report (`validate --json` prints it; README documents it)
@@ -225,6 +233,42 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
         return checked
       })
 
+    /**
+     * Files in the roots and group folders that stand where a skill folder should: a link to
+     * a skill folder that Git for Windows checked out as a one-line text file.
+     */
+    const linkArtefacts = (folders: ReadonlyArray<string>) =>
+      Effect.map(
+        Effect.forEach(
+          folders,
+          (folder) =>
+            Effect.flatMap(readDirOrNull(folder), (entries) =>
+              Effect.forEach(
+                (entries ?? []).filter((entry) => entry.isFile() && entry.name !== SKILL_FILE),
+                (entry) =>
+                  Effect.gen(function* () {
+                    const file = path.join(folder, entry.name)
+                    if (((yield* statOrNull(file))?.size ?? Number.POSITIVE_INFINITY) > MAX_LINK_TARGET_BYTES)
+                      return []
+                    const text = yield* readTextOrNull(file)
+                    const target = text === null ? undefined : symlinkTargetIn(text)
+                    if (target === undefined) return []
+                    const skill = path.resolve(folder, target.replaceAll("\\", "/"), SKILL_FILE)
+                    if ((yield* statOrNull(skill))?.isFile() !== true) return []
+                    return [
+                      at(file)(
+                        diagnostic("symlink-artefact", symlinkArtefactReason(target, `'${entry.name}'`)),
+                      ),
+                    ]
+                  }),
+                { concurrency: 8 },
+              ),
+            ),
+          { concurrency: 4 },
+        ),
+        (found) => found.flat(2),
+      )
+
     /** Checks every skill under the roots. */
     const run = Effect.fn("Lint.run")(function* (options: { readonly strict: boolean }) {
       const found = yield* discovery.discover()
@@ -249,9 +293,10 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
           diagnostics: [...entry.diagnostics, ...extra],
         }
       })
-      const notices = found.notices.map((notice) =>
-        at(notice.path)(diagnostic("path-skipped", notice.reason)),
-      )
+      const notices = [
+        ...(yield* linkArtefacts(found.folders)),
+        ...found.notices.map((notice) => at(notice.path)(diagnostic("path-skipped", notice.reason))),
+      ]
       return summarise(
         settings.roots.map((root) => root.path),
         skills,

@@ -342,8 +342,9 @@ export const symlinkTargetIn = (text: string): string | undefined => {
   return anchored || !/\s/.test(content) ? content : undefined
 }
 
-export const symlinkArtefactReason = (target: string): string =>
-  `SKILL.md holds only the line '${target.slice(0, 200)}': it is a symbolic link that was checked out as a plain text file (Git for Windows does this when symbolic links are off). Enable them ('git config core.symlinks true', with Windows Developer Mode on) and check the files out again, or replace the file with a copy of its target`
+/** Why a file holding only a link target is an error; `file` names it (SKILL.md, or a would-be skill folder). */
+export const symlinkArtefactReason = (target: string, file = "SKILL.md"): string =>
+  `${file} holds only the line '${target.slice(0, 200)}': it is a symbolic link that was checked out as a plain text file (Git for Windows does this when symbolic links are off). Enable them ('git config core.symlinks true', with Windows Developer Mode on) and check the files out again, or replace the file with a copy of its target`
 
 /** Lines of a text (a final line end does not start another line). */
 export const lineCount = (text: string): number => {
@@ -432,9 +433,11 @@ export const fileReferences = (body: string, firstLine: number): Array<FileRefer
         .replace(/`([^`]+)`/g, (span, content: string) => (isPathSpan(content.trim()) ? " " : span))
     }
     for (const match of scanned.matchAll(CONVENTIONAL)) {
-      // A bare folder (`scripts/`) is a mention of the layout, not a reference to a file.
+      // A bare folder (`scripts/`) is a mention of the layout, and a bare word without an
+      // extension ("project scripts/manifests") is prose: neither is a reference to a file.
       const target = (match[1] ?? "").replace(/[.:!]+$/, "").replace(/^\.\//, "")
-      if (!/^(?:scripts|references|assets)\/$/.test(target)) add(target, line)
+      const named = /\.[A-Za-z0-9]{1,8}$/.test(target) || /\/[^/]+\/$/.test(target)
+      if (named && !/^(?:scripts|references|assets)\/$/.test(target)) add(target, line)
     }
   })
   return [...found].map(([path, line]) => ({ path, line }))

@@ -17,6 +17,12 @@ export {
   type Snapshot,
 } from "./Catalog.js"
 export {
+  type CatalogReport,
+  catalogReport,
+  diagnosticsDocument,
+  formatCatalogReport,
+} from "./CatalogReport.js"
+export {
   type Candidate,
   Discovery,
   type DiscoveryNotice,
@@ -32,7 +38,8 @@ export {
   splitFrontmatter,
 } from "./Frontmatter.js"
 export { type CatalogEntry, renderAvailableSkills, usageGuide } from "./instructions.js"
-export { appLayer, servicesLayer } from "./Live.js"
+export { formatLintReport, Lint, LintDiagnostic, LintedSkill, LintReport } from "./Lint.js"
+export { appLayer, lintLayer, servicesLayer } from "./Live.js"
 export { StderrJsonLogging, StderrTextLogging } from "./Logging.js"
 export { makeServer, SERVER_NAME, serve } from "./mcp/Server.js"
 export { LineTransport } from "./mcp/Transport.js"
@@ -51,6 +58,8 @@ export {
   type Diagnostic,
   isValidName,
   nameProblems,
+  RULES,
+  type RuleId,
   type Severity,
   Validation,
 } from "./Validation.js"

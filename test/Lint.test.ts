@@ -123,6 +123,29 @@ describe("Lint", () => {
     }),
   )
 
+  it.scoped(
+    "reports a link to a skill folder checked out as a one-line file where the folder should be",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({
+          "shared/pdf/SKILL.md": skillMd("pdf", "d"),
+          "skills/pdf": "../shared/pdf",
+          "skills/notes.txt": "see shared/pdf",
+          "skills/dangling": "../shared/missing",
+        })
+        const report = yield* lint([path.join(root, "skills")])
+        expect(report.notices).toEqual([
+          expect.objectContaining({
+            rule: "symlink-artefact",
+            severity: "error",
+            file: `${root}/skills/pdf`,
+          }),
+        ])
+        expect(report.notices[0]?.message).toContain("'pdf' holds only the line '../shared/pdf'")
+        expect(report.summary).toMatchObject({ skills: 0, errors: 1 })
+      }),
+  )
+
   it.scoped("finds nothing in an empty folder, and says so", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({ "notes.md": "# not a skill\n" })

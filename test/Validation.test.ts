@@ -356,7 +356,8 @@ describe("file rules", () => {
       "```markdown", // 17
       "[in code](not-a-link.md) but scripts/in-fence.sh counts", // 18
       "```", // 19
-      "The folders scripts/ and references/ are optional.", // 20
+      "The folders scripts/ and references/ are optional; check project scripts/manifests first.", // 20
+      "Templates live in assets/templates/.", // 21
     ].join("\n")
     expect(fileReferences(body, 10)).toEqual([
       { path: "references/guide.md", line: 11 },
@@ -366,6 +367,7 @@ describe("file rules", () => {
       { path: "./FORMS.md", line: 15 },
       { path: "assets/logo.svg", line: 16 },
       { path: "scripts/in-fence.sh", line: 18 },
+      { path: "assets/templates/", line: 21 },
     ])
   })
 

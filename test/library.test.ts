@@ -1,7 +1,7 @@
 /** The library surface works as the README shows. */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Catalog, Settings, servicesLayer } from "../src/index.js"
+import { Catalog, Lint, lintLayer, Settings, servicesLayer } from "../src/index.js"
 import { PROJECT } from "./support/server.js"
 
 describe("library", () => {
@@ -13,6 +13,19 @@ describe("library", () => {
     }).pipe(
       Effect.provide(
         servicesLayer(Settings.make({ roots: [{ path: `${PROJECT}/fixtures/valid`, explicit: true }] })),
+      ),
+    ),
+  )
+
+  it.effect("validates skills through the exported Lint service", () =>
+    Effect.gen(function* () {
+      const lint = yield* Lint
+      const report = yield* lint.run({ strict: true })
+      expect(report.ok).toBe(true)
+      expect(report.skills.map((skill) => skill.id)).toEqual(["crlf-bom", "good-flow", "long-text"])
+    }).pipe(
+      Effect.provide(
+        lintLayer(Settings.make({ roots: [{ path: `${PROJECT}/fixtures/lint/clean`, explicit: true }] })),
       ),
     ),
   )
