@@ -22,7 +22,31 @@ describe("parseCommandLine", () => {
     }),
   )
 
+  it.effect("parses validate and list with the discovery options the server has", () =>
+    Effect.gen(function* () {
+      const validate = yield* parseCommandLine([
+        "validate",
+        "a",
+        "--strict",
+        "--json",
+        "--deny",
+        "x-*",
+        "-d",
+        "b",
+      ])
+      expect(validate).toMatchObject({ command: "validate", json: true, strict: true })
+      expect(validate.settings).toEqual({ skillsDirs: ["b", "a"], deny: ["x-*"] })
+      const list = yield* parseCommandLine(["list", "--max-depth", "2", "--max-skills", "5"])
+      expect(list).toMatchObject({ command: "list", json: false, strict: false })
+      expect(list.settings).toEqual({ maxDepth: "2", maxSkills: "5" })
+    }),
+  )
+
   it.effect.each([
+    [["validate", "--watch"], "Option --watch does not apply to 'validate'"],
+    [["validate", "--max-skills", "3"], "Option --max-skills does not apply to 'validate'"],
+    [["list", "--strict"], "Option --strict does not apply to 'list'"],
+    [["--json"], "Option --json does not apply to 'serve'"],
     [["--bogus"], "Unknown option '--bogus'"],
     [["instructions", "--skills-dir", "x"], "does not apply to 'instructions'"],
     [["--no-xml"], "does not apply to 'serve'"],
