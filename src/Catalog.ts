@@ -704,6 +704,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       changes: Stream.fromPubSub(changes),
       /** The index as it is, without touching the disk. */
       peek: Ref.get(state),
+      /** Completes once no refresh is running (one that started earlier has finished). */
+      settled: lock.withPermits(1)(Effect.void),
     } as const
   }),
 }) {}

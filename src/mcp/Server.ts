@@ -26,6 +26,7 @@ import {
   Logger,
   type LogLevel,
   Option,
+  Queue,
   Schedule,
   Schema,
   Stream,
@@ -36,6 +37,7 @@ import type { Snapshot } from "../Catalog.js"
 import { Catalog, foldersToWatch } from "../Catalog.js"
 import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
+import { idleCollector } from "../IdleGc.js"
 import { renderAvailableSkills, usageGuide } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
 import { fingerprintOf, statOrNull } from "../Paths.js"
@@ -76,6 +78,8 @@ export const SERVER_NAME = "skills-mcp"
  * process: it then exits without that answer, and says so on stderr.
  */
 const DRAIN_TIMEOUT = "10 seconds"
+/** How often the server looks whether it is idle after a burst (see src/IdleGc.ts). */
+const IDLE_GC_CHECK = "2 seconds"
 /** Without a watcher, subscribed files are re-checked this often (only while there are any). */
 const SUBSCRIPTION_POLL = "2 seconds"
 
@@ -424,11 +428,25 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
 
     if (settings.watch) {
       const watcher = yield* Watcher
+      // Changes a request took from the watcher before its debounce ended: the request
+      // refreshed the catalog, and the watches and subscriptions are brought up to date here.
+      const taken = yield* Queue.unbounded<ReadonlyArray<string>>()
+      const takePending = Effect.tap(watcher.takePending, (paths) =>
+        paths.length === 0 ? Effect.void : Queue.offer(taken, paths),
+      )
       const syncWatches = Effect.gen(function* () {
         const snapshot = yield* catalog.peek
         const { complete } = yield* watcher.sync([...foldersToWatch(snapshot), ...made.subscribedFolders()])
-        yield* catalog.setWatched(complete ? watcher.takePending : undefined)
+        yield* catalog.setWatched(complete ? takePending : undefined)
       })
+      yield* Queue.take(taken).pipe(
+        Effect.zipRight(Queue.takeAll(taken)),
+        Effect.zipRight(catalog.settled),
+        Effect.zipRight(syncWatches),
+        Effect.zipRight(made.checkSubscriptions),
+        Effect.forever,
+        Effect.forkScoped,
+      )
       hooks.subscribed = syncWatches
       // Watches are set up once the handshake is done (or a second has passed), not before
       // the answer to `initialize`; until then requests check the disk themselves.
@@ -451,6 +469,13 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
         Effect.forkScoped,
       )
     }
+
+    // After a burst of requests, give the memory back once the server is idle (src/IdleGc.ts).
+    const collectWhenIdle = idleCollector({
+      received: () => transport.received,
+      pending: () => transport.pending,
+    })
+    yield* Effect.sync(collectWhenIdle).pipe(Effect.repeat(Schedule.spaced(IDLE_GC_CHECK)), Effect.forkScoped)
 
     yield* Deferred.await(ended)
     const drained = yield* Effect.promise(() => transport.whenIdle()).pipe(
