@@ -78,7 +78,11 @@ const main = async () => {
   const rows = []
   const note = async (step) => rows.push({ step, ...(await memory(child.pid)) })
 
-  await send("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } })
+  await send("initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "bench", version: "1" },
+  })
   child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`)
   await new Promise((resolve) => setTimeout(resolve, 1_000))
   await note("idle after initialize")
@@ -86,7 +90,10 @@ const main = async () => {
   await send("tools/call", { name: "read_skill_file", arguments: { id: "crowded", path: "assets" } })
   let cursor
   do {
-    const page = await send("resources/directory/read", { uri: "skill://crowded/assets", ...(cursor ? { cursor } : {}) })
+    const page = await send("resources/directory/read", {
+      uri: "skill://crowded/assets",
+      ...(cursor ? { cursor } : {}),
+    })
     cursor = page.result?.nextCursor
   } while (cursor !== undefined)
   await send("skills/list", {})
@@ -120,7 +127,9 @@ const main = async () => {
   for (const row of rows) console.log(`| ${row.step} | ${row.rss.toFixed(1)} | ${row.peak.toFixed(1)} |`)
   const base = rows[0].rss
   const last = rows[rows.length - 1].rss
-  console.log(`\nafter the flood / baseline: ${(last / base).toFixed(2)}x; exit after stdin closed: ${exitMs.toFixed(0)} ms`)
+  console.log(
+    `\nafter the flood / baseline: ${(last / base).toFixed(2)}x; exit after stdin closed: ${exitMs.toFixed(0)} ms`,
+  )
 }
 
 await main()
