@@ -171,19 +171,50 @@ export const makeSnapshot = (input: {
   readonly notices?: ReadonlyArray<DiscoveryNotice>
   readonly folders?: ReadonlyArray<string>
   readonly version?: number
-}): Snapshot => ({
-  skills: input.skills,
-  skipped: input.skipped ?? [],
-  shadowed: input.shadowed ?? [],
-  notices: input.notices ?? [],
-  folders: input.folders ?? [],
-  version: input.version ?? 0,
-  ...publish(input.skills),
-  byId: firstBy(input.skills, (skill) => skill.id),
-  byName: firstBy(input.skills, (skill) => skill.name),
-  byIdLower: firstBy(input.skills, (skill) => skill.id.toLowerCase()),
-  byNameLower: firstBy(input.skills, (skill) => skill.name.toLowerCase()),
-})
+}): Snapshot => {
+  const { skills } = input
+  // Built on first use, once per snapshot: a change makes a new snapshot, and most of these
+  // are not needed for every one (lookups by id come first; the extension's listing may never
+  // be asked for).
+  let published: ReturnType<typeof publish> | undefined
+  let byName: Map<string, Skill> | undefined
+  let byIdLower: Map<string, Skill> | undefined
+  let byNameLower: Map<string, Skill> | undefined
+  const publication = () => {
+    published ??= publish(skills)
+    return published
+  }
+  return {
+    skills,
+    skipped: input.skipped ?? [],
+    shadowed: input.shadowed ?? [],
+    notices: input.notices ?? [],
+    folders: input.folders ?? [],
+    version: input.version ?? 0,
+    byId: firstBy(skills, (skill) => skill.id),
+    get published() {
+      return publication().published
+    },
+    get unpublished() {
+      return publication().unpublished
+    },
+    get bySkillPath() {
+      return publication().bySkillPath
+    },
+    get byName() {
+      byName ??= firstBy(skills, (skill) => skill.name)
+      return byName
+    },
+    get byIdLower() {
+      byIdLower ??= firstBy(skills, (skill) => skill.id.toLowerCase())
+      return byIdLower
+    },
+    get byNameLower() {
+      byNameLower ??= firstBy(skills, (skill) => skill.name.toLowerCase())
+      return byNameLower
+    },
+  }
+}
 
 /** Every folder a watcher should follow for a catalog: collections, skill folders, broken skills. */
 export const foldersToWatch = (snapshot: Snapshot): Array<string> => [
@@ -324,7 +355,7 @@ const nextIoTurn = Effect.async<void>((resume) => {
 })
 
 /** Skills indexed for search between two yields to the event loop (a few milliseconds each). */
-const SEARCH_SLICE = 250
+const SEARCH_SLICE = 100
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
 
@@ -519,14 +550,22 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
             kept.push(candidate)
           }
         }
-        const parsed = yield* Effect.promise(() =>
-          mapLimit(kept, port.concurrency, async (candidate) => {
-            const cached = entries.get(candidate.file)
-            if (cached !== undefined && sameFingerprint(cached.fingerprint, candidate.fingerprint))
-              return cached.parsed
+        // Unchanged files in one synchronous pass; only the others are read.
+        const parsed = new Array<Parsed>(kept.length)
+        const stale: Array<number> = []
+        for (const [index, candidate] of kept.entries()) {
+          const cached = entries.get(candidate.file)
+          if (cached !== undefined && sameFingerprint(cached.fingerprint, candidate.fingerprint))
+            parsed[index] = cached.parsed
+          else stale.push(index)
+        }
+        yield* Effect.promise(() =>
+          mapLimit(stale, port.concurrency, async (index) => {
+            const candidate = kept[index]
+            if (candidate === undefined) return
             const result = await parseCandidate(port, candidate)
             entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
-            return result
+            parsed[index] = result
           }),
         )
         const liveFiles = new Set(kept.map((candidate) => candidate.file))

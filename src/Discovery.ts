@@ -53,6 +53,13 @@ const NAMED_DOT_FOLDERS = new Set([".claude", ".agents"])
 
 const skipFolder = (name: string) => name === "node_modules" || name.startsWith(".")
 
+/**
+ * `path.join(dir, name)` for a normalized absolute folder and an entry name (which holds no
+ * separator), without normalizing again: a scan makes two of these per skill.
+ */
+const childPath = (dir: string, name: string) =>
+  dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`
+
 interface Pending {
   readonly dir: string
   /** The folder's real path (derived without a syscall for plain sub-folders). */
@@ -91,7 +98,7 @@ export const discoverRoot = async (
 
   /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
   const skillIn = async (pending: Pending): Promise<Candidate | "refused" | null> => {
-    const file = path.join(pending.dir, SKILL_FILE)
+    const file = childPath(pending.dir, SKILL_FILE)
     let info = await port.lstat(file)
     if (info === null) return null
     if (permits !== undefined && !permits(path.basename(pending.dir))) return "refused"
@@ -166,8 +173,8 @@ export const discoverRoot = async (
 
   /** The sub-folder an entry leads to, if any. */
   const folderOf = async (parent: Pending, entry: Dirent) => {
-    const dir = path.join(parent.dir, entry.name)
-    if (entry.isDirectory()) return { dir, real: path.join(parent.real, entry.name), viaLink: parent.viaLink }
+    const dir = childPath(parent.dir, entry.name)
+    if (entry.isDirectory()) return { dir, real: childPath(parent.real, entry.name), viaLink: parent.viaLink }
     if (!entry.isSymbolicLink()) return null
     const real = await linked(parent, dir)
     return real === null ? null : { dir, real, viaLink: true }

@@ -336,6 +336,30 @@ const headBuffers: Array<Buffer> = []
 /** Frontmatter larger than this is refused (the description alone is at most 1,024 characters). */
 export const MAX_FRONTMATTER_BYTES = 256 * 1024
 
+const DELIMITER_LINE = Buffer.from("\n---")
+
+/**
+ * The text up to and including the frontmatter's closing `---` line, when the first `length`
+ * bytes hold it; decoded alone, so neither the rest of the chunk nor a copy is made. Only
+ * lines that are a delimiter are tried (at most the opening one and the closing one).
+ */
+const frontmatterHead = (buffer: Buffer, length: number): string | undefined => {
+  for (let from = 0; ; ) {
+    const at = buffer.indexOf(DELIMITER_LINE, from)
+    if (at === -1 || at + DELIMITER_LINE.length > length) return undefined
+    let end = at + DELIMITER_LINE.length
+    while (end < length && (buffer[end] === 0x20 || buffer[end] === 0x09)) end++
+    if (end < length && buffer[end] === 0x0d) end++
+    if (end < length && buffer[end] === 0x0a) {
+      const text = buffer.toString("utf8", 0, end + 1)
+      const split = splitFrontmatter(text)._tag
+      if (split === "Split") return text
+      if (split === "NoFrontmatter") return undefined
+    }
+    from = at + 1
+  }
+}
+
 /**
  * Reads only as much of a SKILL.md as the frontmatter needs: the first chunk, and more only
  * while the closing `---` has not shown up, up to `cap` bytes. Answers the text up to and
@@ -367,14 +391,16 @@ export const readHead = async (
     for (;;) {
       const bytesRead = await port.read(fd, buffer, length, buffer.length - length, length)
       length += bytesRead
+      // Only the frontmatter, as a string of its own: values sliced out of the chunk's text
+      // would keep the whole chunk alive, and the catalog keeps them for every skill.
+      const head = frontmatterHead(buffer, length)
+      if (head !== undefined) return Either.right(head)
       const text = buffer.toString("utf8", 0, length)
       const complete = bytesRead === 0 || length < buffer.length
       const split = splitFrontmatter(text)
       if (split._tag === "Split") {
-        // Only the frontmatter, as a string of its own: values sliced out of the chunk's text
-        // would keep the whole chunk alive, and the catalog keeps them for every skill.
-        const head = text.slice(0, text.length - split.value.body.length)
-        return Either.right(Buffer.from(head, "utf8").toString("utf8"))
+        const frontmatter = text.slice(0, text.length - split.value.body.length)
+        return Either.right(Buffer.from(frontmatter, "utf8").toString("utf8"))
       }
       if (complete || split._tag === "NoFrontmatter") return Either.right(text)
       if (buffer.length >= cap) {

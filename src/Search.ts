@@ -5,9 +5,10 @@
  * - Words are split on anything that is not a letter or a digit (`pdf-tools` is `pdf` and
  *   `tools`), compared without case, and a few English stop words (`the`, `for`, `with`...)
  *   are left out on both sides.
- * - A query word also matches words it begins (`spread` finds `spreadsheets`) and, from five
- *   letters on, words one edit away (two from nine letters: `spredsheet` finds
- *   `spreadsheets`). Exact matches score above prefix matches, which score above typos.
+ * - A query word also matches words it begins (`spread` finds `spreadsheets`); a word no skill
+ *   holds may be a typo and, from five letters on, also matches words one edit away (two from
+ *   nine letters: `spredsheet` finds `spreadsheets`). Exact matches score above prefix
+ *   matches, which score above typos.
  * - The id and name weigh three times the description.
  * - Skills matching every word come first; only when none does, skills matching some of the
  *   words are ranked instead (the result says which).
@@ -107,7 +108,7 @@ export interface SearchIndex {
 }
 
 export const makeSearchIndex = (): SearchIndex => {
-  const mini = new SkillIndex({
+  const mini: SkillIndex = new SkillIndex({
     idField: "id",
     // One field for the id and the name (usually equal): half the postings of two fields.
     fields: ["names", "description"],
@@ -124,7 +125,8 @@ export const makeSearchIndex = (): SearchIndex => {
     searchOptions: {
       boost: { names: 3 },
       prefix: true,
-      fuzzy: (term) => typosFor(term),
+      // A word some skill holds is taken as meant; only an unknown word may be a typo.
+      fuzzy: (term): number | false => (mini.holders(term) > 0 ? false : typosFor(term)),
       maxFuzzy: 2,
     },
   })

@@ -139,11 +139,16 @@ export interface NameProblem {
   readonly problem: string
 }
 
+/** Lowercase ASCII words joined by single hyphens: a name every naming rule accepts. */
+const SIMPLE_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
+
 /**
  * The naming rules, on the NFKC form of the name: 1-64 characters; lowercase letters (of
  * any script: `é`, `ß`, `日本`), digits and hyphens; no hyphen at either end, no `--`.
  */
 export const nameRuleProblems = (name: string): Array<NameProblem> => {
+  // The common case, at a glance (the catalog checks every name at start-up).
+  if (name.length <= MAX_NAME && SIMPLE_NAME.test(name)) return []
   const normal = name.normalize("NFKC")
   const problems: Array<NameProblem> = []
   const length = codePoints(normal)
@@ -213,15 +218,17 @@ export const checkSkill = ({ folder, frontmatter, lines }: SkillSubject): Array<
   const report = (rule: RuleId, field: string, message: string) =>
     diagnostics.push(diagnostic(rule, message, lines?.get(field)))
 
-  const suggestion = suggestedName(fields.name)
+  const nameRules = nameRuleProblems(fields.name)
+  const differs = fields.name !== folder && fields.name.normalize("NFKC") !== folder.normalize("NFKC")
+  // Only a name with a problem needs a suggestion (the catalog checks every skill at start-up).
+  const suggestion = nameRules.length > 0 || differs ? suggestedName(fields.name) : undefined
   const rename = suggestion === undefined ? "" : ` Use '${suggestion}'.`
   const byRule = new Map<NameProblem["rule"], Array<string>>()
-  for (const { rule, problem } of nameRuleProblems(fields.name))
-    byRule.set(rule, [...(byRule.get(rule) ?? []), problem])
+  for (const { rule, problem } of nameRules) byRule.set(rule, [...(byRule.get(rule) ?? []), problem])
   for (const [rule, problems] of byRule)
     report(rule, "name", `name '${fields.name}' ${problems.join("; ")}.${rename}`)
 
-  if (fields.name.normalize("NFKC") !== folder.normalize("NFKC")) {
+  if (differs) {
     const fix =
       suggestion === folder.normalize("NFKC") || isValidName(folder)
         ? `set 'name: ${folder}' or rename the folder to match`

@@ -59,6 +59,8 @@ const OPEN = "<available_skills>\n"
 const CLOSE = "</available_skills>"
 /** The shortest entry there can be: an entry shorter than this never fits what is left. */
 const MIN_ENTRY = renderEntry({ id: "x", name: "x", description: "x" }).length
+/** Room below which a catalog could not even say how many skills it leaves out. */
+const MIN_CATALOG = 200
 
 const moreLine = (hidden: number, total: number) =>
   `\n${hidden} more skill${hidden === 1 ? "" : "s"} not shown here: call list_skills with a query (a few words about the task) to search all ${total} skills, best matches first.`
@@ -72,6 +74,15 @@ export const bestFirst = <A extends CatalogEntry>(entries: ReadonlyArray<A>): Ar
     .map((entry, position) => ({ entry, position, root: entry.rootIndex ?? 0, error: hasError(entry) }))
     .sort((a, b) => a.root - b.root || a.error - b.error || a.position - b.position)
     .map(({ entry }) => entry)
+
+/**
+ * `text`, a blank line and the catalog, all of it within `budget` characters: the catalog gets
+ * what the text leaves. Just `text` when the budget is 0 or leaves no room for a catalog.
+ */
+export const withCatalog = (text: string, entries: ReadonlyArray<CatalogEntry>, budget: number): string => {
+  const room = budget - text.length - 2
+  return budget <= 0 || room < MIN_CATALOG ? text : `${text}\n\n${renderAvailableSkills(entries, room)}`
+}
 
 /** Rendered catalogs by entry list and budget: a snapshot's catalog is rendered once. */
 const rendered = new WeakMap<ReadonlyArray<CatalogEntry>, Map<number, string>>()

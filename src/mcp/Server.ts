@@ -38,7 +38,7 @@ import { Catalog, foldersToWatch } from "../Catalog.js"
 import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
 import { idleCollector } from "../IdleGc.js"
-import { renderAvailableSkills, usageGuide } from "../instructions.js"
+import { usageGuide, withCatalog } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
 import { fingerprintOf, statOrNull } from "../Paths.js"
 import { Settings } from "../Settings.js"
@@ -128,8 +128,7 @@ const severity = (level: LoggingLevel) => LOGGING_LEVELS.indexOf(level)
 export const serverInstructions = (snapshot: Snapshot, settings: Settings["Type"]): string => {
   const guide = usageGuide({ xml: false })
   const placed = settings.catalogPlacement === "instructions" || settings.catalogPlacement === "both"
-  if (!placed || settings.catalogBudget === 0) return guide
-  return `${guide}\n\n${renderAvailableSkills(snapshot.skills, settings.catalogBudget)}`
+  return placed ? withCatalog(guide, snapshot.skills, settings.catalogBudget) : guide
 }
 
 export const capabilities = (settings: Settings["Type"]): ServerCapabilities => ({

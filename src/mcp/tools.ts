@@ -10,7 +10,7 @@ import { Catalog } from "../Catalog.js"
 import { notServedNote } from "../CatalogReport.js"
 import type { SkillError } from "../Errors.js"
 import { InvalidArgument } from "../Errors.js"
-import { renderAvailableSkills } from "../instructions.js"
+import { withCatalog } from "../instructions.js"
 import type { Listing } from "../SkillFiles.js"
 import { SkillFiles } from "../SkillFiles.js"
 import type { ToolOutput } from "./Run.js"
@@ -136,7 +136,6 @@ export const READ_SKILL_FILE_DESCRIPTION =
 
 /** The tools as listed: the get_skill description carries the catalog, cut to the budget. */
 export const toolDefinitions = (snapshot: Snapshot, catalogBudget: number): Array<Tool> => {
-  const catalog = catalogBudget > 0 ? `\n\n${renderAvailableSkills(snapshot.skills, catalogBudget)}` : ""
   return [
     {
       name: "list_skills",
@@ -149,7 +148,7 @@ export const toolDefinitions = (snapshot: Snapshot, catalogBudget: number): Arra
     {
       name: "get_skill",
       title: "Load a skill",
-      description: `${GET_SKILL_DESCRIPTION}${catalog}`,
+      description: withCatalog(GET_SKILL_DESCRIPTION, snapshot.skills, catalogBudget),
       inputSchema: objectJsonSchema(GetSkillArgs),
       outputSchema: objectJsonSchema(GetSkillResult),
       annotations: readOnly("Load a skill"),

@@ -1,0 +1,419 @@
+#!/usr/bin/env node
+/**
+ * The benchmark (`npm run bench`; not part of `npm test`). Builds the bin, generates
+ * deterministic corpora (10; 1,000; 10,000 skills; 50,000 with --with-50k) under the system's
+ * temporary folder (kept between runs), drives a private copy of dist/bin.cjs over stdio with
+ * the SDK's Client as an editor would, and prints one table, with the floors measured in the
+ * same run:
+ *   - a bare MCP SDK server (test/bench/bare-server.mjs, unbundled): spawn to `initialize`;
+ *   - a frontmatter-only scan of the same corpus in plain Node (test/bench/floor-scan.mjs).
+ * Every child gets a minimal environment (PATH, HOME, and for our server a private code-cache
+ * folder): variables such as NODE_EXTRA_CA_CERTS add tens of milliseconds to every start.
+ * "cold" is a start with an empty code cache, "warm" the median of later starts. Latencies are
+ * measured once the server has finished its start-up work in the background (watches, search
+ * index); "first list_skills" is the call right after `initialize`.
+ *
+ * Usage: npm run bench [-- --sizes 10,1000,10000] [--with-50k] [--reps 5] [--iterations 200]
+ *                      [--json results.json] [--node-flags=--heap-growing-percent=0]
+ */
+import { execFileSync, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { benchQueries, ensureCorpus, writeSkill } from "./corpus.mjs"
+
+const PROJECT = fileURLToPath(new URL("../..", import.meta.url))
+const HERE = path.join(PROJECT, "test", "bench")
+
+const { values: options } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "10,1000,10000" },
+    "with-50k": { type: "boolean", default: false },
+    reps: { type: "string", default: "5" },
+    iterations: { type: "string", default: "200" },
+    json: { type: "string" },
+    "no-build": { type: "boolean", default: false },
+    /** Node flags for our server, e.g. "--heap-growing-percent=0" for V8's heap defaults. */
+    "node-flags": { type: "string", default: "" },
+  },
+})
+const SIZES = [
+  ...options.sizes.split(",").map((size) => Number(size.trim())),
+  ...(options["with-50k"] ? [50_000] : []),
+]
+const REPS = Number(options.reps)
+const ITERATIONS = Number(options.iterations)
+const WORK = path.join(os.tmpdir(), "skills-mcp-bench")
+/** A private copy of the built bin: a build in the working tree meanwhile cannot change it. */
+const BIN = path.join(WORK, "dist", "bin.cjs")
+/** Background work after start-up (watches, search index) is over by then at 10,000 skills. */
+const SETTLE_MS = 3_000
+const log = (message) => process.stderr.write(`[bench] ${message}\n`)
+
+// ---------------------------------------------------------------------------------------
+// Small helpers
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+const percentile = (sorted, p) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+const percentiles = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return {
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    n: sorted.length,
+  }
+}
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const procField = (pid, file, name) => {
+  const text = fs.readFileSync(`/proc/${pid}/${file}`, "utf8")
+  const match = new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)
+  return match ? Number(match[1]) : Number.NaN
+}
+/** Peak resident memory of a live process, in MB. */
+const peakRss = (pid) => procField(pid, "status", "VmHWM") / 1024
+/** Read system calls made so far by a live process. */
+const readCalls = (pid) => procField(pid, "io", "syscr")
+/** Folders the process watches through inotify. */
+const inotifyWatches = (pid) => {
+  let count = 0
+  for (const fd of fs.readdirSync(`/proc/${pid}/fdinfo`)) {
+    try {
+      const info = fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8")
+      count += info.split("\n").filter((line) => line.startsWith("inotify wd:")).length
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return count
+}
+
+const home = path.join(WORK, "home")
+const minimalEnv = (extra = {}) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...extra })
+
+/** Spawns a server under the SDK Client; resolves once `initialize` is answered. */
+const connect = async (command, args, env) => {
+  const transport = new StdioClientTransport({ command, args, env, stderr: "ignore" })
+  const client = new Client({ name: "skills-mcp-bench", version: "1.0.0" }, { capabilities: {} })
+  const notifications = []
+  client.fallbackNotificationHandler = async (notification) => {
+    notifications.push({ method: notification.method, at: performance.now() })
+  }
+  const started = performance.now()
+  await client.connect(transport)
+  const initMs = performance.now() - started
+  return { client, transport, notifications, initMs, pid: transport.pid }
+}
+
+const NODE_FLAGS = options["node-flags"].split(" ").filter((flag) => flag !== "")
+const ours = (corpus, cacheDir, flags = []) =>
+  connect(
+    process.execPath,
+    [...NODE_FLAGS, BIN, "--skills-dir", corpus, ...flags],
+    minimalEnv({ SKILLS_MCP_CACHE_DIR: cacheDir }),
+  )
+
+const close = async (session) => {
+  await session.client.close()
+}
+
+const tool = async (client, name, args) => {
+  const result = await client.callTool({ name, arguments: args })
+  if (result.isError) throw new Error(`${name} ${JSON.stringify(args)}: ${JSON.stringify(result.content)}`)
+  return result
+}
+
+const time = async (work) => {
+  const started = performance.now()
+  const value = await work()
+  return { ms: performance.now() - started, value }
+}
+
+const latencies = async (count, work) => {
+  const samples = []
+  for (let index = 0; index < count; index++) samples.push((await time(() => work(index))).ms)
+  return percentiles(samples)
+}
+
+/** Runs `node script args` with a minimal environment; answers its stdout and wall time. */
+const runNode = (script, args) =>
+  new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(process.execPath, [script, ...args], {
+      env: minimalEnv(),
+      stdio: ["ignore", "pipe", "inherit"],
+    })
+    let stdout = ""
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk
+    })
+    child.on("error", reject)
+    child.on("close", () => resolve({ stdout, ms: performance.now() - started }))
+  })
+
+// ---------------------------------------------------------------------------------------
+// Measurements
+
+const floors = async (corpora) => {
+  const bare = []
+  for (let rep = 0; rep < REPS + 1; rep++) {
+    const session = await connect(process.execPath, [path.join(HERE, "bare-server.mjs")], minimalEnv())
+    if (rep > 0) bare.push(session.initMs) // the first start warms the disk cache
+    await close(session)
+  }
+  const nodeStart = []
+  for (let rep = 0; rep < REPS; rep++) nodeStart.push((await runNode("-e", ["0"])).ms)
+  const scans = {}
+  for (const [size, corpus] of Object.entries(corpora)) {
+    const runs = []
+    for (let rep = 0; rep < Math.min(REPS, 3); rep++) {
+      const { stdout } = await runNode(path.join(HERE, "floor-scan.mjs"), [corpus])
+      runs.push(JSON.parse(stdout).ms)
+    }
+    scans[size] = median(runs)
+  }
+  return { bareInitMs: median(bare), nodeStartMs: median(nodeStart), scanMs: scans }
+}
+
+const measureSize = async (size, corpus, ids) => {
+  const cacheDir = fs.mkdtempSync(path.join(WORK, "cache-"))
+  const large = size >= 50_000
+  // Cold: no code cache yet. The process saves its cache when it exits.
+  const cold = await ours(corpus, cacheDir)
+  await close(cold)
+  const warmRuns = []
+  for (let rep = 0; rep < (large ? Math.min(REPS, 2) : REPS); rep++) {
+    const session = await ours(corpus, cacheDir)
+    warmRuns.push(session.initMs)
+    await close(session)
+  }
+
+  // One session with the watcher: every latency, throughput, sizes, freshness, then memory.
+  const session = await ours(corpus, cacheDir)
+  const { client, pid } = session
+  const result = { size, coldInitMs: cold.initMs, warmInitMs: median(warmRuns) }
+  result.instructionsChars = (client.getInstructions() ?? "").length
+  const tools = await time(() => client.listTools())
+  result.toolsListBytes = Buffer.byteLength(JSON.stringify(tools.value))
+  result.firstListMs = (await time(() => tool(client, "list_skills", {}))).ms
+  // Latencies are for a server at rest: its start-up work in the background is done.
+  await sleep(SETTLE_MS)
+  const iterations = large ? Math.min(ITERATIONS, 100) : ITERATIONS
+  let seed = 12345
+  const randomId = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+    return ids[seed % ids.length]
+  }
+  log("  latencies")
+  result.list = await latencies(iterations, () => tool(client, "list_skills", {}))
+  // Distinct queries: a repeated one would be answered from the rankings kept for paging.
+  const queries = benchQueries(iterations)
+  result.search = await latencies(iterations, (index) =>
+    tool(client, "list_skills", { query: queries[index] }),
+  )
+  result.get = await latencies(iterations, () => tool(client, "get_skill", { id: randomId() }))
+  const uris = (await client.request({ method: "skills/list", params: {} }, ResultSchema)).skills.map(
+    (s) => s.uri,
+  )
+  result.skillsGet = await latencies(iterations, (index) =>
+    client.request(
+      { method: "skills/get", params: { uri: uris[(index * 7919) % uris.length] } },
+      ResultSchema,
+    ),
+  )
+  log("  throughput")
+  const sequential = await time(async () => {
+    for (let index = 0; index < 100; index++) await tool(client, "get_skill", { id: randomId() })
+  })
+  const concurrent = await time(() =>
+    Promise.all(Array.from({ length: 1000 }, () => tool(client, "get_skill", { id: randomId() }))),
+  )
+  result.sequentialPerRequestMs = sequential.ms / 100
+  result.concurrentPerRequestMs = concurrent.ms / 1000
+  result.watches = inotifyWatches(pid)
+
+  log("  freshness")
+  // Freshness with the watcher: an edited description, then a new skill, polled with get_skill.
+  const victimIndex = Math.floor(ids.length / 2)
+  const victim = ids[victimIndex]
+  const victimFile = path.join(corpus, victim, "SKILL.md")
+  const original = fs.readFileSync(victimFile, "utf8")
+  const token = `edited${Date.now().toString(36)}`
+  /** Milliseconds from `started` until `check` passes (polled every 5 ms), NaN after 20 s. */
+  const poll = async (check, started = performance.now()) => {
+    for (;;) {
+      if (await check()) return performance.now() - started
+      if (performance.now() - started > 20_000) return Number.NaN
+      await sleep(5)
+    }
+  }
+  const descriptionOf = async (id) => {
+    const got = await client.callTool({ name: "get_skill", arguments: { id } })
+    return got.isError ? undefined : got.structuredContent.description
+  }
+  const notesBefore = session.notifications.length
+  const edited = original.replace(/^description:.*$/m, `description: Edited by the benchmark ${token}.`)
+  const editStarted = performance.now()
+  fs.writeFileSync(victimFile, edited)
+  result.freshEditMs = await poll(async () => (await descriptionOf(victim))?.includes(token), editStarted)
+  const added = `zz-bench-added-${token}`
+  const addedSkill = `---\nname: ${added}\ndescription: Added by the benchmark.\n---\nBody.\n`
+  const addStarted = performance.now()
+  fs.mkdirSync(path.join(corpus, added))
+  fs.writeFileSync(path.join(corpus, added, "SKILL.md"), addedSkill)
+  result.freshAddMs = await poll(async () => (await descriptionOf(added)) !== undefined, addStarted)
+  log("  one quiet edit")
+  // One more edit, with no request meanwhile: count notifications and the reads it cost.
+  await sleep(300)
+  const quietFrom = session.notifications.length
+  const readsBefore = readCalls(pid)
+  fs.writeFileSync(victimFile, edited.replace(token, `${token}-again`))
+  await poll(async () => session.notifications.length - quietFrom >= 3)
+  await sleep(400) // a second batch of notifications for the same edit would arrive by now
+  result.readsForOneEdit = readCalls(pid) - readsBefore
+  const kinds = ["tools", "prompts", "resources"].map(
+    (kind) =>
+      session.notifications
+        .slice(quietFrom)
+        .filter((note) => note.method === `notifications/${kind}/list_changed`).length,
+  )
+  result.notificationsForOneEdit = kinds.join("/")
+  result.notificationsTotal = session.notifications.length - notesBefore
+  result.peakRssMb = peakRss(pid)
+  await close(session)
+  fs.writeFileSync(victimFile, original)
+  fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
+
+  log("  without the watcher")
+  // Without the watcher (and no throttle): the very next call must see an edit and an addition.
+  const plain = await ours(corpus, cacheDir, ["--no-watch", "--refresh-ms", "0"])
+  await tool(plain.client, "get_skill", { id: victim })
+  fs.writeFileSync(victimFile, edited)
+  const nextEdit = await time(() => plain.client.callTool({ name: "get_skill", arguments: { id: victim } }))
+  result.noWatchEdit = {
+    seen: nextEdit.value.structuredContent?.description?.includes(token) === true,
+    ms: nextEdit.ms,
+  }
+  fs.mkdirSync(path.join(corpus, added))
+  fs.writeFileSync(path.join(corpus, added, "SKILL.md"), addedSkill)
+  const nextAdd = await time(() => plain.client.callTool({ name: "get_skill", arguments: { id: added } }))
+  result.noWatchAdd = { seen: nextAdd.value.isError !== true, ms: nextAdd.ms }
+  await close(plain)
+  writeSkill(corpus, victimIndex, victim)
+  fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
+  fs.rmSync(cacheDir, { recursive: true, force: true })
+  return result
+}
+
+// ---------------------------------------------------------------------------------------
+// Table
+
+const fixed = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : "-")
+const triple = (stats) => `${fixed(stats.p50, 2)} / ${fixed(stats.p95, 2)} / ${fixed(stats.p99, 2)}`
+const count = (value) => value.toLocaleString("en-US")
+
+const table = (results, floor) => {
+  const header = ["", ...results.map((result) => `${count(result.size)} skills`)]
+  const rows = [
+    ["initialize, cold (no code cache) ms", (r) => fixed(r.coldInitMs, 0)],
+    ["initialize, warm (median) ms", (r) => fixed(r.warmInitMs, 0)],
+    ["  / bare SDK server initialize", (r) => `${fixed(r.warmInitMs / floor.bareInitMs, 2)}x`],
+    [
+      "  / (frontmatter scan + bare SDK start)",
+      (r) => `${fixed(r.warmInitMs / (floor.scanMs[r.size] + floor.bareInitMs), 2)}x`,
+    ],
+    ["first list_skills ms", (r) => fixed(r.firstListMs, 1)],
+    ["list_skills p50/p95/p99 ms", (r) => triple(r.list)],
+    ["list_skills {query} p50/p95/p99 ms", (r) => triple(r.search)],
+    ["get_skill p50/p95/p99 ms", (r) => triple(r.get)],
+    ["skills/get p50/p95/p99 ms", (r) => triple(r.skillsGet)],
+    ["get_skill 100 sequential, ms/request", (r) => fixed(r.sequentialPerRequestMs, 2)],
+    ["get_skill 1,000 concurrent, ms/request", (r) => fixed(r.concurrentPerRequestMs, 2)],
+    ["  concurrent / sequential", (r) => `${fixed(r.concurrentPerRequestMs / r.sequentialPerRequestMs, 2)}x`],
+    ["peak RSS (VmHWM) MB", (r) => fixed(r.peakRssMb, 0)],
+    ["fresh after edit, watcher, ms", (r) => fixed(r.freshEditMs, 0)],
+    ["fresh after add, watcher, ms", (r) => fixed(r.freshAddMs, 0)],
+    ["one edit: notifications tools/prompts/resources", (r) => r.notificationsForOneEdit],
+    ["one edit: read syscalls by the server", (r) => count(r.readsForOneEdit)],
+    [
+      "no watcher: edit seen on next call (ms)",
+      (r) => `${r.noWatchEdit.seen ? "yes" : "NO"} (${fixed(r.noWatchEdit.ms, 0)})`,
+    ],
+    [
+      "no watcher: add seen on next call (ms)",
+      (r) => `${r.noWatchAdd.seen ? "yes" : "NO"} (${fixed(r.noWatchAdd.ms, 0)})`,
+    ],
+    ["folders watched (inotify)", (r) => count(r.watches)],
+    ["tools/list bytes", (r) => count(r.toolsListBytes)],
+    ["instructions chars", (r) => count(r.instructionsChars)],
+  ]
+  const lines = [header, ...rows.map(([label, cell]) => [label, ...results.map(cell)])]
+  const widths = header.map((_, column) => Math.max(...lines.map((line) => line[column].length)))
+  const render = (line) => `| ${line.map((cell, column) => cell.padEnd(widths[column])).join(" | ")} |`
+  const separator = `|${widths.map((width) => "-".repeat(width + 2)).join("|")}|`
+  const floorLines = [
+    "",
+    `Floors (same run): bare SDK server initialize ${fixed(floor.bareInitMs, 0)} ms; node -e 0 ${fixed(floor.nodeStartMs, 0)} ms;`,
+    `frontmatter-only scan ${results.map((r) => `${count(r.size)}: ${fixed(floor.scanMs[r.size], 0)} ms`).join(", ")}.`,
+  ]
+  return [render(lines[0]), separator, ...lines.slice(1).map(render), ...floorLines].join("\n")
+}
+
+// ---------------------------------------------------------------------------------------
+
+const main = async () => {
+  fs.mkdirSync(home, { recursive: true })
+  if (!options["no-build"]) {
+    log("building dist/bin.cjs")
+    execFileSync("npm", ["run", "--silent", "build:bin"], {
+      cwd: PROJECT,
+      stdio: ["ignore", "ignore", "inherit"],
+    })
+  }
+  fs.rmSync(path.dirname(BIN), { recursive: true, force: true })
+  fs.mkdirSync(path.dirname(BIN), { recursive: true })
+  for (const file of ["bin.cjs", "skills-mcp.cjs"]) {
+    fs.copyFileSync(path.join(PROJECT, "dist", file), path.join(path.dirname(BIN), file))
+  }
+  const corpora = {}
+  const ids = {}
+  for (const size of SIZES) {
+    const dir = path.join(WORK, `corpus-${size}`)
+    log(`corpus of ${count(size)} skills in ${dir}`)
+    ids[size] = ensureCorpus(dir, size)
+    corpora[size] = dir
+  }
+  log(
+    `machine: ${os.cpus().length} cpus, load ${os
+      .loadavg()
+      .map((load) => load.toFixed(2))
+      .join(" ")}, node ${process.version}`,
+  )
+  const floor = await floors(corpora)
+  const results = []
+  for (const size of SIZES) {
+    log(`measuring ${count(size)} skills`)
+    results.push(await measureSize(size, corpora[size], ids[size]))
+  }
+  process.stdout.write(`${table(results, floor)}\n`)
+  log(
+    `load at the end: ${os
+      .loadavg()
+      .map((load) => load.toFixed(2))
+      .join(" ")}`,
+  )
+  if (options.json)
+    fs.writeFileSync(options.json, JSON.stringify({ floor, results, loadavg: os.loadavg() }, null, 2))
+}
+
+await main()
