@@ -10,7 +10,7 @@
  */
 import * as path from "node:path"
 import { Clock, Deferred, Effect, Either, PubSub, Ref, Stream } from "effect"
-import type { Candidate, DiscoveryNotice } from "./Discovery.js"
+import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js"
 import { Discovery } from "./Discovery.js"
 import type { FrontmatterRule } from "./Errors.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
@@ -76,7 +76,7 @@ export interface Snapshot {
   readonly skipped: ReadonlyArray<SkippedSkill>
   readonly shadowed: ReadonlyArray<ShadowedSkill>
   readonly notices: ReadonlyArray<DiscoveryNotice>
-  /** Folders to watch for changes: roots, groups and skill folders. */
+  /** Folders to watch for changes: roots, groups (those at the depth limit too), skill folders. */
   readonly folders: ReadonlyArray<string>
   /** Increases whenever the served set or any served skill's metadata changes. */
   readonly version: number
@@ -365,11 +365,7 @@ interface Ranked {
 }
 
 /** What discovery last found: the candidates, in priority order, and what it noticed. */
-interface Discovered {
-  readonly candidates: ReadonlyArray<Candidate>
-  readonly notices: ReadonlyArray<DiscoveryNotice>
-  readonly folders: ReadonlyArray<string>
-}
+type Discovered = DiscoveryResult
 
 export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
   scoped: Effect.gen(function* () {
@@ -381,7 +377,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const state = yield* Ref.make(makeSnapshot({ skills: [] }))
     const changes = yield* Effect.acquireRelease(PubSub.unbounded<CatalogChange>(), PubSub.shutdown)
     const lock = yield* Effect.makeSemaphore(1)
-    let discovered: Discovered = { candidates: [], notices: [], folders: [] }
+    let discovered: Discovered = { candidates: [], notices: [], folders: [], edges: [] }
     /** Skill folders of the last discovery (served, skipped or shadowed), for targeted refreshes. */
     let candidateByDir = new Map<string, Candidate>()
     let lastCheck = Number.NEGATIVE_INFINITY
@@ -586,7 +582,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           skipped,
           shadowed,
           notices: found.notices,
-          folders: found.folders,
+          folders: [...found.folders, ...found.edges],
           version,
         })
         yield* Ref.set(state, after)

@@ -4,8 +4,9 @@
  * A folder holding a `SKILL.md` is a skill and is not searched further. Other folders are
  * groups, searched down to `maxDepth` levels below the root. `node_modules` and dot-folders
  * are skipped, except `.claude/skills` and `.agents/skills` directly in a root. A symbolic
- * link is followed only when its real path stays inside the root's real path; each real
- * folder is read once, so link loops end.
+ * link is followed only when its real path stays inside the root's real path; a folder
+ * reached through a link is read only if no other path has led to it yet, so link loops end
+ * and links between sibling folders cost one read per real folder, not one per path.
  */
 import type { Dirent } from "node:fs"
 import * as path from "node:path"
@@ -46,6 +47,12 @@ export interface DiscoveryResult {
   readonly notices: ReadonlyArray<DiscoveryNotice>
   /** The folders that were read (roots and groups): where a new skill folder would appear. */
   readonly folders: ReadonlyArray<string>
+  /**
+   * Folders looked at but not read: groups at the depth limit, where only a new SKILL.md
+   * would make a skill, and a root's `.claude`/`.agents` without `skills` yet. A watcher
+   * follows them too, or a skill appearing there would go unseen.
+   */
+  readonly edges: ReadonlyArray<string>
 }
 
 /** Dot-folders searched in a root, each only for its `skills` child. */
@@ -90,10 +97,13 @@ export const discoverRoot = async (
   const found: Array<Found> = []
   const notices: Array<DiscoveryNotice> = []
   const folders: Array<string> = []
+  const edges: Array<string> = []
+  /** Real folders already reached (directly or through a link). */
+  const reached = new Set<string>()
   const rootReal = await port.realpath(root.path)
   if (rootReal === null) {
     notices.push({ path: root.path, reason: "the skills folder cannot be read" })
-    return { candidates: [], notices, folders }
+    return { candidates: [], notices, folders, edges }
   }
 
   /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
@@ -139,13 +149,20 @@ export const discoverRoot = async (
 
   /** Examines one folder: a skill, or a group whose sub-folders are returned. */
   const visit = async (pending: Pending): Promise<Array<Pending>> => {
+    // Checked and marked before the first await: visits of one level run interleaved. A folder
+    // reached directly is always read (its path is the one a skill is served at).
+    if (pending.viaLink && reached.has(pending.real)) return []
+    reached.add(pending.real)
     const skill = await skillIn(pending)
     if (skill === "refused") return []
     if (skill !== null) {
       found.push({ candidate: skill, real: pending.real, viaLink: pending.viaLink })
       return []
     }
-    if (pending.depth >= maxDepth) return []
+    if (pending.depth >= maxDepth) {
+      edges.push(pending.dir)
+      return []
+    }
     const entries = await port.readdir(pending.dir)
     if (entries === null) {
       notices.push({ path: pending.dir, reason: "folder cannot be read; skipped" })
@@ -160,6 +177,7 @@ export const discoverRoot = async (
         const real = await linked(pending, dir)
         const direct = path.join(rootReal, name, "skills")
         if (real !== null) next.push({ dir, real, segments: [], depth: 2, viaLink: real !== direct })
+        else if (entry.isDirectory()) edges.push(path.join(pending.dir, name))
         continue
       }
       if (skipFolder(name)) continue
@@ -185,7 +203,7 @@ export const discoverRoot = async (
     const next = await mapLimit(level, port.concurrency, visit)
     level = next.flat()
   }
-  return { candidates: onePathPerFolder(found), notices, folders }
+  return { candidates: onePathPerFolder(found), notices, folders, edges }
 }
 
 /** Every root through `port`, roots in priority order, each root's skills in path order. */
@@ -202,6 +220,7 @@ export const discoverAll = async (
     candidates: perRoot.flatMap((result) => result.candidates),
     notices: perRoot.flatMap((result) => result.notices),
     folders: perRoot.flatMap((result) => result.folders),
+    edges: perRoot.flatMap((result) => result.edges),
   }
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { discoverRoot } from "../src/Discovery.js"
+import type { FsPort } from "../src/FsPort.js"
 import { asyncFs, syncFs } from "../src/FsPort.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -83,5 +84,49 @@ describe.each([
       expect(found).toEqual(["pdf@real/pdf"])
       expect(notices.map((notice) => notice.path).sort()).toEqual([`${root}/leaky/SKILL.md`, `${root}/out`])
     }),
+  )
+
+  it.scoped("reads each real folder once, however many links lead to it", () =>
+    Effect.gen(function* () {
+      // Two sibling groups, each holding links to the other: the paths through them grow
+      // exponentially with the depth, the real folders do not.
+      const links: Record<string, { symlink: string }> = {}
+      for (let index = 0; index < 8; index++) {
+        links[`a/to-b-${index}`] = { symlink: "../b" }
+        links[`b/to-a-${index}`] = { symlink: "../a" }
+      }
+      const root = yield* tempTree({
+        ...links,
+        "a/x/SKILL.md": skillMd("x", "d"),
+        "b/y/SKILL.md": skillMd("y", "d"),
+      })
+      let reads = 0
+      const counting: FsPort = {
+        ...port,
+        readdir: (dir) => {
+          reads++
+          return port.readdir(dir)
+        },
+      }
+      const result = yield* Effect.promise(() => discoverRoot(counting, { path: root, explicit: true }, 0, 5))
+      expect(result.candidates.map((candidate) => candidate.id).sort()).toEqual(["x", "y"])
+      // The root, a and b (each read directly; through a link they are not read again).
+      expect(reads).toBe(3)
+    }),
+  )
+
+  it.scoped(
+    "names the folders where a new skill could appear without being read: depth limit, bare .claude",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({
+          "a/b/c/d/.keep": "",
+          "a/b/c/skill/SKILL.md": skillMd("skill", "d"),
+          ".claude/settings.json": "{}",
+        })
+        const result = yield* Effect.promise(() => discoverRoot(port, { path: root, explicit: true }, 0, 4))
+        expect([...result.edges].sort()).toEqual([`${root}/.claude`, `${root}/a/b/c/d`])
+        expect(result.folders).not.toContain(`${root}/a/b/c/d`)
+      }),
   )
 })

@@ -81,4 +81,27 @@ describe("freshness", () => {
       "new-one",
     ])
   })
+
+  it("with the watcher: a skill appears in a folder made empty first, at the depth limit or in a bare .claude", async () => {
+    const { root, server } = await setUp([])
+    await eventually(async () => expect(await descriptionOf(server, "skill-0")).toBe("Skill number 0."))
+    // Folders first, each seen (and re-scanned) by the watcher while still empty of skills...
+    await fs.mkdir(path.join(root, "a", "b", "c", "late"), { recursive: true })
+    await fs.mkdir(path.join(root, ".claude"))
+    const before = server.notifications.length
+    await fs.writeFile(path.join(root, "skill-1", "SKILL.md"), skillMd("skill-1", "Edited meanwhile."))
+    await eventually(() => expect(counts(server, before)).toEqual([1, 1, 1]))
+    // ...then the SKILL.md files: only a watch on those folders can tell.
+    await fs.writeFile(
+      path.join(root, "a", "b", "c", "late", "SKILL.md"),
+      skillMd("late", "At the depth limit."),
+    )
+    await eventually(async () => expect(await descriptionOf(server, "late")).toBe("At the depth limit."))
+    await fs.mkdir(path.join(root, ".claude", "skills", "hidden"), { recursive: true })
+    await fs.writeFile(
+      path.join(root, ".claude", "skills", "hidden", "SKILL.md"),
+      skillMd("hidden", "In .claude."),
+    )
+    await eventually(async () => expect(await descriptionOf(server, "hidden")).toBe("In .claude."))
+  })
 })
