@@ -251,16 +251,19 @@ export const editDistance = (a: string, b: string): number => {
 /** Up to `count` ids closest to `query` (ignoring case), nearest first; unrelated ids are left out. */
 export const closestIds = (skills: ReadonlyArray<Skill>, query: string, count = 3): Array<string> => {
   const needle = query.toLowerCase()
-  return skills
-    .map((skill) => {
-      const id = skill.id.toLowerCase()
-      const distance = id.includes(needle) || needle.includes(id) ? 0.5 : editDistance(needle, id)
-      return { id: skill.id, distance, bound: Math.max(needle.length, id.length) }
-    })
-    .filter((entry) => entry.distance < entry.bound * 0.7)
-    .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
-    .slice(0, count)
-    .map((entry) => entry.id)
+  return (
+    skills
+      .map((skill) => {
+        const id = skill.id.toLowerCase()
+        const distance = id.includes(needle) || needle.includes(id) ? 0.5 : editDistance(needle, id)
+        return { id: skill.id, distance, bound: Math.max(needle.length, id.length) }
+      })
+      // A typo or two (a third of the longer word): further off, an id is a guess, not a hint.
+      .filter((entry) => entry.distance <= Math.max(2, entry.bound / 3))
+      .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
+      .slice(0, count)
+      .map((entry) => entry.id)
+  )
 }
 
 const CURSOR_PREFIX = "o:"
@@ -489,21 +492,28 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       })
 
     const parseCandidate = async (port: FsPort, candidate: Candidate): Promise<Parsed> => {
-      const result = await readFrontmatter(port, candidate.file, headCap)
-      if (Either.isLeft(result)) {
-        const error = result.left
-        return {
-          _tag: "Skipped",
-          skipped: {
-            id: candidate.id,
-            file: candidate.file,
-            root: candidate.root.path,
-            rule: error.rule,
-            reason: error.reason,
-            ...(error.line === undefined ? {} : { line: error.line }),
-          },
-        }
+      const skip = (rule: FrontmatterRule, reason: string, line?: number): Parsed => ({
+        _tag: "Skipped",
+        skipped: {
+          id: candidate.id,
+          file: candidate.file,
+          root: candidate.root.path,
+          rule,
+          reason,
+          ...(line === undefined ? {} : { line }),
+        },
+      })
+      // Only the head is read here, but get_skill reads the whole file: one it could not load
+      // is not listed either.
+      const { size } = candidate.fingerprint
+      if (size > settings.maxFileBytes) {
+        return skip(
+          "skill-unreadable",
+          `SKILL.md is ${size} bytes, over the ${settings.maxFileBytes}-byte limit (raise it with --max-file-bytes)`,
+        )
       }
+      const result = await readFrontmatter(port, candidate.file, headCap)
+      if (Either.isLeft(result)) return skip(result.left.rule, result.left.reason, result.left.line)
       const parsed = result.right
       return {
         _tag: "Skill",

@@ -6,13 +6,20 @@ import { Schema } from "effect"
 
 const quoteList = (items: ReadonlyArray<string>) => items.map((item) => `'${item}'`).join(", ")
 
+/** Longest part of a client's value a message repeats: a 1 MB argument must not come back. */
+export const MAX_ECHO = 120
+
+/** `value` as a message repeats it: whole when short, else its start and its length. */
+export const echo = (value: string): string =>
+  value.length <= MAX_ECHO ? value : `${value.slice(0, MAX_ECHO)}… (${value.length} characters)`
+
 export class SkillNotFound extends Schema.TaggedError<SkillNotFound>()("SkillNotFound", {
   query: Schema.String,
   suggestions: Schema.Array(Schema.String),
 }) {
   override get message() {
     const hint = this.suggestions.length > 0 ? ` Closest ids: ${quoteList(this.suggestions)}.` : ""
-    return `Skill '${this.query}' not found.${hint} Call list_skills (optionally with a query) to see the available skills.`
+    return `Skill '${echo(this.query)}' not found.${hint} Call list_skills (optionally with a query) to see the available skills.`
   }
 }
 
@@ -58,7 +65,7 @@ export class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFou
   path: Schema.String,
 }) {
   override get message() {
-    return `No file or folder '${this.path}' in skill '${this.skillId}'. Call read_skill_file with an empty path to list the skill's files.`
+    return `No file or folder '${echo(this.path)}' in skill '${this.skillId}'. Call read_skill_file with an empty path to list the skill's files.`
   }
 }
 
@@ -119,7 +126,7 @@ export class UnknownUri extends Schema.TaggedError<UnknownUri>()("UnknownUri", {
   reason: Schema.String,
 }) {
   override get message() {
-    return `No resource is served at ${this.uri.slice(0, 300)}: ${this.reason}.`
+    return `No resource is served at ${echo(this.uri)}: ${this.reason}.`
   }
 }
 

@@ -44,6 +44,28 @@ describe("Catalog", () => {
     }),
   )
 
+  it.scoped("skips a SKILL.md over the file size limit: get_skill could not load it", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "big/SKILL.md": skillMd("big", "Too big", "x".repeat(2_000)),
+        "small/SKILL.md": skillMd("small", "Fits"),
+      })
+      yield* withCatalog(
+        [root],
+        (catalog) =>
+          Effect.gen(function* () {
+            const snapshot = yield* catalog.snapshot
+            expect(snapshot.skills.map((skill) => skill.id)).toEqual(["small"])
+            expect(snapshot.skipped.map((skip) => [skip.id, skip.rule])).toEqual([
+              ["big", "skill-unreadable"],
+            ])
+            expect(snapshot.skipped[0]?.reason).toMatch(/^SKILL\.md is \d+ bytes, over the 1000-byte limit/)
+          }),
+        { maxFileBytes: 1_000 },
+      )
+    }),
+  )
+
   it.scoped("looks up by id, then name, then ignoring case; suggests close ids", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({
@@ -189,6 +211,13 @@ describe("Catalog helpers", () => {
   it("round-trips cursors and refuses foreign ones", () => {
     expect(decodeCursor(encodeCursor(42))).toEqual(Either.right(42))
     expect(Either.isLeft(decodeCursor("bm9wZQ"))).toBe(true)
+  })
+
+  it("suggests only ids a typo or two away", () => {
+    const skills = ["pdf-processing", "webapp-testing", "api-design", "docx"].map((id) => ({ id }) as never)
+    expect(closestIds(skills, "pdf-procesing")).toEqual(["pdf-processing"])
+    expect(closestIds(skills, "DOCS")).toEqual(["docx"])
+    expect(closestIds(skills, "testing")).toEqual(["webapp-testing"])
   })
 
   it("suggests nothing for an unrelated query", () => {

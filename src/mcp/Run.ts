@@ -8,7 +8,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Either, Exit, Match, Option, ParseResult, Runtime, Schema } from "effect"
 import type { SkillError } from "../Errors.js"
-import { InvalidArgument } from "../Errors.js"
+import { echo, InvalidArgument } from "../Errors.js"
 
 export const INTERNAL_ERROR_TEXT = "Internal error in skills-mcp; the server log (stderr) has the details."
 
@@ -77,19 +77,16 @@ export const toProtocolError = (cause: Cause.Cause<SkillError>): ProtocolError =
     onNone: () => new ProtocolError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),
   })
 
-/** Longest part of a rejected value an error message repeats. */
-const MAX_ECHO = 80
-
 /**
- * A decoding issue's message, without repeating more than MAX_ECHO characters of the value
- * (a 1 MB argument must not come back in the error).
+ * A decoding issue's message, repeating only the start of the value (see `echo`): a 1 MB
+ * argument must not come back in the error.
  */
 const issueMessage = (message: string | undefined, fallback: string): string => {
   if (message === undefined) return fallback
   const at = message.indexOf(", actual ")
-  const actual = at === -1 ? "" : message.slice(at + ", actual ".length)
-  if (at === -1 || actual.length <= MAX_ECHO) return message.slice(0, 500)
-  return `${message.slice(0, Math.min(at, 400))}, actual ${actual.slice(0, MAX_ECHO)}… (${actual.length} characters)`
+  if (at === -1) return message.slice(0, 500)
+  const actual = message.slice(at + ", actual ".length)
+  return `${message.slice(0, Math.min(at, 400))}, actual ${echo(actual)}`
 }
 
 /** Decodes tool arguments strictly (unknown arguments are refused); failures name the argument. */

@@ -37,6 +37,7 @@ import type { Snapshot } from "../Catalog.js"
 import { Catalog, foldersToWatch } from "../Catalog.js"
 import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
+import { echo } from "../Errors.js"
 import { idleCollector } from "../IdleGc.js"
 import { usageGuide, withCatalog } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
@@ -314,11 +315,11 @@ export const makeServer = (
       if (server.getClientVersion() === undefined) {
         throw new ProtocolError(
           ErrorCode.InvalidRequest,
-          `Server not initialized: send 'initialize' before '${request.method.slice(0, 100)}'.`,
+          `Server not initialized: send 'initialize' before '${echo(request.method)}'.`,
         )
       }
       if (handler === undefined) {
-        throw new ProtocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`)
+        throw new ProtocolError(ErrorCode.MethodNotFound, `Method not found: ${echo(request.method)}`)
       }
       return handler(request.params, extra)
     }

@@ -7,7 +7,7 @@ import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js
 import { Effect, Schema } from "effect"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog, findSkill, paginate } from "../Catalog.js"
-import { InvalidArgument, SkillNotFound } from "../Errors.js"
+import { echo, InvalidArgument, SkillNotFound } from "../Errors.js"
 import { usageGuide } from "../instructions.js"
 import { Settings } from "../Settings.js"
 import { SkillFiles } from "../SkillFiles.js"
@@ -115,7 +115,7 @@ export const getPrompt = (params: typeof GetPromptParams.Type) =>
       return yield* known === undefined
         ? new InvalidArgument({
             argument: "name",
-            reason: `no prompt '${params.name.slice(0, 100)}'; call prompts/list to see the prompts`,
+            reason: `no prompt '${echo(params.name)}'; call prompts/list to see the prompts`,
           })
         : new SkillNotFound({ query: params.name, suggestions: [known.id] })
     }

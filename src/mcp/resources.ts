@@ -10,7 +10,7 @@ import { Effect, Either, Schema } from "effect"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog, decodeCursor, encodeCursor, paginate } from "../Catalog.js"
 import { diagnosticsDocument } from "../CatalogReport.js"
-import { InvalidArgument, UnknownUri } from "../Errors.js"
+import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
 import { renderAvailableSkills } from "../instructions.js"
 import { statOrNull } from "../Paths.js"
 import { defaults, Settings } from "../Settings.js"
@@ -164,7 +164,7 @@ export const readResource = (params: typeof UriParams.Type) =>
       if ((yield* statOrNull(resolved.real))?.isDirectory() === true) {
         return yield* new InvalidArgument({
           argument: "uri",
-          reason: `${params.uri.slice(0, 300)} is a folder; list it with resources/directory/read`,
+          reason: `${echo(params.uri)} is a folder; list it with resources/directory/read`,
         })
       }
       const file = yield* files.readBytes(skill, resolved.relative)

@@ -9,7 +9,7 @@ import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog } from "../Catalog.js"
 import { notServedNote } from "../CatalogReport.js"
 import type { SkillError } from "../Errors.js"
-import { InvalidArgument } from "../Errors.js"
+import { echo, InvalidArgument } from "../Errors.js"
 import { withCatalog } from "../instructions.js"
 import type { Listing } from "../SkillFiles.js"
 import { SkillFiles } from "../SkillFiles.js"
@@ -288,7 +288,7 @@ export const callTool = (
       : Effect.fail(
           new InvalidArgument({
             argument: "name",
-            reason: `no tool '${name.slice(0, 100)}'; the tools are ${Object.keys(handlers).join(", ")}`,
+            reason: `no tool '${echo(name)}'; the tools are ${Object.keys(handlers).join(", ")}`,
           }),
         )
     return yield* effect.pipe(

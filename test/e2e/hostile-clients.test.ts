@@ -131,6 +131,30 @@ describe("oversized input", () => {
   })
 })
 
+describe("echoes", () => {
+  it("repeats at most 120 characters of any argument in a refusal", async () => {
+    // Under each argument's own length cap (longer ones are refused without an echo).
+    const long = (letter: string) => letter.repeat(900)
+    const { byId } = await session([
+      tool(1, "get_skill", { id: long("a") }),
+      tool(2, "read_skill_file", { id: "pdf-processing", path: long("b") }),
+      tool(3, long("c"), {}),
+      rpc(4, "prompts/get", { name: long("d") }),
+      rpc(5, long("e")),
+      rpc(6, "resources/read", { uri: `skill://pdf-processing/${long("f")}` }),
+      rpc(7, "skills/get", { uri: `skill://${long("g")}/SKILL.md` }),
+      tool(8, "list_skills", { limit: long("h") }),
+    ])
+    for (const [id, letter] of [...["a", "b", "c", "d", "e", "f", "g", "h"].entries()].map(
+      ([index, letter]) => [index + 1, letter] as const,
+    )) {
+      const answer = JSON.stringify(byId.get(id))
+      expect(answer, `request ${id}`).toMatch(/error|isError/)
+      expect(answer, `request ${id}`).not.toContain(letter.repeat(121))
+    }
+  })
+})
+
 describe("load", () => {
   it("answers 3,000 requests sent at once, each exactly once", async () => {
     const count = 3_000
