@@ -541,47 +541,57 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       Effect.gen(function* () {
         discovered = found
         candidateByDir = new Map(found.candidates.map((candidate) => [candidate.dir, candidate]))
-        const firstById = new Map<string, Candidate>()
-        const shadowed: Array<ShadowedSkill> = []
-        const kept: Array<Candidate> = []
+        // Candidates by id, in priority order. The first wins; when it cannot be served
+        // (skipped), the next with that id is tried: a broken copy in an earlier root hides
+        // nothing. Only candidates tried are read.
+        const sameId = new Map<string, Array<Candidate>>()
         let overLimit = 0
         for (const candidate of found.candidates) {
-          const winner = firstById.get(candidate.id)
-          if (winner !== undefined) {
-            shadowed.push({ id: candidate.id, file: candidate.file, shadowedBy: winner.file })
-          } else if (kept.length >= settings.maxSkills) {
-            overLimit++
-          } else {
-            firstById.set(candidate.id, candidate)
-            kept.push(candidate)
+          const group = sameId.get(candidate.id)
+          if (group !== undefined) group.push(candidate)
+          else if (sameId.size >= settings.maxSkills) overLimit++
+          else sameId.set(candidate.id, [candidate])
+        }
+        const results = new Map<Candidate, Parsed>()
+        let round = [...sameId.values()].flatMap((group) => group.slice(0, 1))
+        while (round.length > 0) {
+          // Unchanged files in one synchronous pass; only the others are read.
+          const stale: Array<Candidate> = []
+          for (const candidate of round) {
+            const cached = entries.get(candidate.file)
+            if (cached !== undefined && sameFingerprint(cached.fingerprint, candidate.fingerprint))
+              results.set(candidate, cached.parsed)
+            else stale.push(candidate)
           }
+          yield* Effect.promise(() =>
+            mapLimit(stale, port.concurrency, async (candidate) => {
+              const result = await parseCandidate(port, candidate)
+              entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
+              results.set(candidate, result)
+            }),
+          )
+          round = round.flatMap((candidate) => {
+            if (results.get(candidate)?._tag !== "Skipped") return []
+            const group = sameId.get(candidate.id) ?? []
+            return group.slice(group.indexOf(candidate) + 1, group.indexOf(candidate) + 2)
+          })
         }
-        // Unchanged files in one synchronous pass; only the others are read.
-        const parsed = new Array<Parsed>(kept.length)
-        const stale: Array<number> = []
-        for (const [index, candidate] of kept.entries()) {
-          const cached = entries.get(candidate.file)
-          if (cached !== undefined && sameFingerprint(cached.fingerprint, candidate.fingerprint))
-            parsed[index] = cached.parsed
-          else stale.push(index)
-        }
-        yield* Effect.promise(() =>
-          mapLimit(stale, port.concurrency, async (index) => {
-            const candidate = kept[index]
-            if (candidate === undefined) return
-            const result = await parseCandidate(port, candidate)
-            entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
-            parsed[index] = result
-          }),
-        )
-        const liveFiles = new Set(kept.map((candidate) => candidate.file))
+        const liveFiles = new Set([...results.keys()].map((candidate) => candidate.file))
         for (const file of entries.keys()) if (!liveFiles.has(file)) entries.delete(file)
 
+        const servedFile = new Map<string, string>()
+        for (const result of results.values())
+          if (result._tag === "Skill") servedFile.set(result.skill.id, result.skill.file)
         const skills: Array<Skill> = []
         const skipped: Array<SkippedSkill> = []
-        for (const result of parsed) {
-          if (result._tag === "Skill") skills.push(result.skill)
-          else skipped.push(result.skipped)
+        const shadowed: Array<ShadowedSkill> = []
+        for (const candidate of found.candidates) {
+          const result = results.get(candidate)
+          const winner = servedFile.get(candidate.id)
+          if (result?._tag === "Skill") skills.push(result.skill)
+          else if (result?._tag === "Skipped") skipped.push(result.skipped)
+          else if (winner !== undefined)
+            shadowed.push({ id: candidate.id, file: candidate.file, shadowedBy: winner })
         }
         const before = yield* Ref.get(state)
         const change = describeChange(before, skills)

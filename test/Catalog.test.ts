@@ -44,6 +44,33 @@ describe("Catalog", () => {
     }),
   )
 
+  it.scoped("serves the next skill of an id when the first cannot be served", () =>
+    Effect.gen(function* () {
+      const first = yield* tempTree({ "pdf/SKILL.md": "---\nname: pdf\n" })
+      const second = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "Second PDF") })
+      const third = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "Third PDF") })
+      yield* withCatalog([first, second, third], (catalog) =>
+        Effect.gen(function* () {
+          const snapshot = yield* catalog.snapshot
+          expect(snapshot.skills.map((skill) => skill.description)).toEqual(["Second PDF"])
+          expect(snapshot.skipped.map((skip) => skip.file)).toEqual([`${first}/pdf/SKILL.md`])
+          expect(snapshot.shadowed).toEqual([
+            { id: "pdf", file: `${third}/pdf/SKILL.md`, shadowedBy: `${second}/pdf/SKILL.md` },
+          ])
+          // Mended, the first copy wins again.
+          yield* Effect.promise(() => fs.writeFile(`${first}/pdf/SKILL.md`, skillMd("pdf", "First PDF")))
+          const mended = yield* catalog.snapshot
+          expect(mended.skills.map((skill) => skill.description)).toEqual(["First PDF"])
+          expect(mended.skipped).toEqual([])
+          expect(mended.shadowed.map((shadow) => shadow.file)).toEqual([
+            `${second}/pdf/SKILL.md`,
+            `${third}/pdf/SKILL.md`,
+          ])
+        }),
+      )
+    }),
+  )
+
   it.scoped("skips a SKILL.md over the file size limit: get_skill could not load it", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({
