@@ -256,6 +256,12 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
   const seen = new Set<string>()
   if (given !== undefined) {
     for (const dir of given.dirs) {
+      // An empty value (an unset shell variable, say) would otherwise mean the working folder.
+      if (dir.trim() === "") {
+        return yield* new UsageError({
+          reason: `An empty skills folder was given (from ${given.source}); pass the folder's path.`,
+        })
+      }
       const absolute = expandPath(dir, cwd, home)
       if (!(yield* isDirectory(absolute))) {
         return yield* new UsageError({

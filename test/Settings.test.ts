@@ -57,6 +57,17 @@ describe("Settings", () => {
     }),
   )
 
+  it.scoped("refuses an empty folder rather than serving the working directory", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "pdf/SKILL.md": "" })
+      const error = yield* Effect.flip(
+        resolveSettings({ skillsDirs: [""], cwd: root }).pipe(withEnv({ HOME: root })),
+      )
+      expect(error._tag).toBe("UsageError")
+      expect(error.message).toContain("An empty skills folder was given (from the command line)")
+    }),
+  )
+
   it.scoped("falls back to the conventional folders that exist, silently skipping the rest", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({ "project/.claude/skills/.keep": "", "home/.agents/skills/.keep": "" })
