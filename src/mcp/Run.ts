@@ -17,6 +17,8 @@ export interface ToolOutput {
   readonly structured: Record<string, unknown>
   /** The same for people and models: readable text. */
   readonly text: string
+  /** The skill the call resolved to (its id), for the audit log. */
+  readonly skill?: string
 }
 
 const textContent = (text: string) => [{ type: "text" as const, text }]

@@ -3,7 +3,7 @@
  * beyond shaping: the Catalog and SkillFiles services do the work.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, JSONSchema, Schema } from "effect"
+import { Effect, Exit, JSONSchema, Schema } from "effect"
 import { AuditLog } from "../AuditLog.js"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog } from "../Catalog.js"
@@ -214,7 +214,7 @@ const getSkill = (input: unknown) =>
       content: loaded.body,
     }).pipe(Effect.orDie)
     const text = `Base directory: ${skill.dir}\nSkill: ${skill.id}${loaded.name === skill.id ? "" : ` (${loaded.name})`}\nRelative paths in these instructions resolve against the base directory.\n\n${loaded.body}`
-    const output: ToolOutput = { structured, text }
+    const output: ToolOutput = { structured, text, skill: skill.id }
     return output
   })
 
@@ -242,7 +242,7 @@ const readSkillFile = (input: unknown) =>
         entries: result.listing.entries,
         truncated: result.listing.truncated,
       }).pipe(Effect.orDie)
-      const output: ToolOutput = { structured, text: listingText(skill.id, result.listing) }
+      const output: ToolOutput = { structured, text: listingText(skill.id, result.listing), skill: skill.id }
       return output
     }
     const structured = yield* Schema.encode(ReadSkillFileResult)({
@@ -253,7 +253,7 @@ const readSkillFile = (input: unknown) =>
       mimeType: result.file.mimeType,
       content: result.file.text,
     }).pipe(Effect.orDie)
-    const output: ToolOutput = { structured, text: result.file.text }
+    const output: ToolOutput = { structured, text: result.file.text, skill: skill.id }
     return output
   })
 
@@ -296,6 +296,8 @@ export const callTool = (
         audit.record({
           tool: name.slice(0, 100),
           ...auditFields(input),
+          // The id the call resolved to (it may have named the skill by name or in other case).
+          ...(Exit.isSuccess(exit) && exit.value.skill !== undefined ? { skill: exit.value.skill } : {}),
           outcome: outcomeOf(exit),
           durationMs: Math.round((performance.now() - started) * 100) / 100,
         }),

@@ -7,13 +7,26 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { CANARY, copyFixtures, initializeLine, jsonRpcLines, runRaw, startServer } from "../support/server.js"
+import {
+  CANARY,
+  copyFixtures,
+  eventually,
+  initializeLine,
+  jsonRpcLines,
+  runRaw,
+  startServer,
+} from "../support/server.js"
 
 let dir: string
 let server: RunningServer
 
-const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
-  CallToolResultSchema.parse(await server.client.callTool({ name, arguments: args }))
+/** Tool calls made through `call`, to check that each has exactly one audit line. */
+const calls: Array<{ name: string; args: Record<string, unknown> }> = []
+
+const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
+  calls.push({ name, args })
+  return CallToolResultSchema.parse(await server.client.callTool({ name, arguments: args }))
+}
 
 const text = (result: CallToolResult) =>
   result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
@@ -231,20 +244,48 @@ describe("skills-mcp over stdio", () => {
     expect(afterRemove.isError).toBe(true)
   })
 
-  it("writes one JSON audit line per tool call on stderr", () => {
-    const audits = server
-      .stderr()
-      .split("\n")
-      .filter((line) => line.startsWith('{"audit"'))
-      .map((line): unknown => JSON.parse(line))
+  it("writes one JSON audit line per tool call on stderr", async () => {
+    interface Audit {
+      readonly tool: string
+    }
+    const isToolAudit = (audit: Audit) => !audit.tool.includes("/") // not a protocol method
+    // stderr and stdout are two pipes: the last call's line may arrive after its answer.
+    const audits = await eventually(() => {
+      const lines = server
+        .stderr()
+        .split("\n")
+        .filter((line) => line.startsWith('{"audit"'))
+        .map((line) => JSON.parse(line) as Audit)
+      expect(lines.filter(isToolAudit).length).toBeGreaterThanOrEqual(calls.length)
+      return lines
+    })
     expect(audits).toContainEqual(
       expect.objectContaining({ tool: "read_skill_file", skill: "symlink-escape", outcome: "PathEscape" }),
     )
     expect(audits).toContainEqual(
       expect.objectContaining({ tool: "get_skill", skill: "pdf-processing", outcome: "ok" }),
     )
+    // A skill asked for by its name is recorded under its id; a file read names its path.
+    expect(audits).toContainEqual(
+      expect.objectContaining({ tool: "get_skill", skill: "release-notes", outcome: "ok" }),
+    )
+    expect(audits).toContainEqual(
+      expect.objectContaining({
+        tool: "read_skill_file",
+        skill: "pdf-processing",
+        path: "references/forms.md",
+        outcome: "ok",
+      }),
+    )
+    // Exactly one line per tool call, in the order of the calls.
+    expect(audits.filter(isToolAudit).map((audit) => audit.tool)).toEqual(calls.map((c) => c.name))
     for (const audit of audits)
-      expect(audit).toMatchObject({ time: expect.any(String), durationMs: expect.any(Number) })
+      expect(audit).toMatchObject({
+        time: expect.any(String),
+        durationMs: expect.any(Number),
+        outcome: expect.any(String),
+        client: "skills-mcp-e2e",
+      })
   })
 
   it("serves the init-skills prompt", async () => {
