@@ -1,0 +1,57 @@
+/**
+ * The MCP boundary: typed failures become readable results, defects a generic one with the
+ * cause logged (on the server's logger, which writes to stderr), never the cause itself.
+ */
+
+import { describe, expect, it } from "@effect/vitest"
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Logger } from "effect"
+import { SkillNotFound } from "../src/Errors.js"
+import { INTERNAL_ERROR_TEXT, makeRunner, ProtocolError } from "../src/mcp/Run.js"
+
+const capture = () => {
+  const lines: Array<string> = []
+  const logger = Logger.make(({ message, cause }) => {
+    lines.push(`${String(message)} ${JSON.stringify(String(cause))}`)
+  })
+  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+}
+
+describe("the MCP boundary (Run)", () => {
+  it.effect("maps a typed failure to an isError result with its message, logging nothing", () =>
+    Effect.gen(function* () {
+      const { lines, layer } = capture()
+      const runner = yield* makeRunner<never>().pipe(Effect.provide(layer))
+      const signal = new AbortController().signal
+      const result = yield* Effect.promise(() =>
+        runner.tool(Effect.fail(new SkillNotFound({ query: "nope", suggestions: [] })), signal),
+      )
+      expect(result.isError).toBe(true)
+      expect(JSON.stringify(result.content)).toContain("Skill 'nope' not found.")
+      expect(lines).toEqual([])
+    }),
+  )
+
+  it.effect("answers a defect with a generic result and logs its cause", () =>
+    Effect.gen(function* () {
+      const { lines, layer } = capture()
+      const runner = yield* makeRunner<never>().pipe(Effect.provide(layer))
+      const signal = new AbortController().signal
+      const result = yield* Effect.promise(() =>
+        runner.tool(Effect.die(new Error("disk on fire /secret")), signal),
+      )
+      expect(result).toEqual({ isError: true, content: [{ type: "text", text: INTERNAL_ERROR_TEXT }] })
+      expect(lines.join("\n")).toContain("disk on fire")
+      const failure = yield* Effect.promise(() =>
+        runner.request(Effect.die(new Error("again")), signal).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      )
+      expect(failure).toBeInstanceOf(ProtocolError)
+      expect(failure).toMatchObject({ code: ErrorCode.InternalError })
+      expect(String((failure as ProtocolError).message)).not.toContain("again")
+      expect(lines.join("\n")).toContain("again")
+    }),
+  )
+})
