@@ -678,7 +678,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         }
         for (const left of fresh(before.unpublished, now.unpublished, (u) => `${u.file}\n${u.reason}`)) {
           yield* Effect.logWarning(
-            `Skill '${left.id}' is not listed over the MCP Skills extension (still served by the tools): ${left.reason}`,
+            `Skill '${left.id}' (${left.file}) is not listed over the MCP Skills extension (still served by the tools): ${left.reason}`,
           )
         }
         if (overLimit > 0) {

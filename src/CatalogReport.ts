@@ -15,8 +15,8 @@ export const displayPath = (target: string, cwd: string): string => {
 export interface ServedEntry {
   readonly id: string
   readonly name: string
-  /** The URI the server reads the skill's SKILL.md at. */
-  readonly uri: string
+  /** The URI the server reads the skill's SKILL.md at (none when no skill:// URI leads to it). */
+  readonly uri?: string
   /** True when the skill is listed over the MCP Skills extension (skills/list). */
   readonly published: boolean
   readonly root: string
@@ -46,17 +46,23 @@ export interface CatalogReport {
   readonly notices: ReadonlyArray<{ readonly path: string; readonly reason: string }>
 }
 
-export const catalogReport = (snapshot: Snapshot, uriOf: (skill: Skill) => string): CatalogReport => {
+export const catalogReport = (
+  snapshot: Snapshot,
+  uriOf: (skill: Skill) => string | undefined,
+): CatalogReport => {
   const published = new Set(snapshot.published)
   return {
-    served: snapshot.skills.map((skill) => ({
-      id: skill.id,
-      name: skill.name,
-      uri: uriOf(skill),
-      published: published.has(skill),
-      root: skill.root,
-      file: skill.file,
-    })),
+    served: snapshot.skills.map((skill) => {
+      const uri = uriOf(skill)
+      return {
+        id: skill.id,
+        name: skill.name,
+        ...(uri === undefined ? {} : { uri }),
+        published: published.has(skill),
+        root: skill.root,
+        file: skill.file,
+      }
+    }),
     skipped: snapshot.skipped.map((skip) => ({
       id: skip.id,
       file: skip.file,
@@ -148,7 +154,7 @@ export const formatCatalogReport = (report: CatalogReport, cwd: string): string 
     lines.push(
       ...table([
         ["ID", "NAME", "URI", "ROOT"],
-        ...report.served.map((skill) => [skill.id, skill.name, skill.uri, shown(skill.root)]),
+        ...report.served.map((skill) => [skill.id, skill.name, skill.uri ?? "-", shown(skill.root)]),
       ]),
     )
   }

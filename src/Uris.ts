@@ -100,15 +100,19 @@ export interface UriIndex<S> {
 }
 
 /**
- * Resolves decoded URI segments: `prompt-xml` and `diagnostics`, then the longest published `<skill-path>`
- * prefix, then a skill id (URIs of clients written before the extension).
+ * Resolves decoded URI segments: `prompt-xml` and `diagnostics` (unless `documents` is false:
+ * a directory read looks for folders only), then the longest published `<skill-path>` prefix,
+ * then a skill id (URIs of clients written before the extension).
  */
 export const resolveSegments = <S>(
   index: UriIndex<S>,
   segments: ReadonlyArray<string>,
+  documents = true,
 ): UriTarget<S> | undefined => {
-  if (segments.length === 1 && PROMPT_XML_URI === `${SCHEME}${segments[0]}`) return { _tag: "PromptXml" }
-  if (segments.length === 1 && DIAGNOSTICS_URI === `${SCHEME}${segments[0]}`) return { _tag: "Diagnostics" }
+  if (documents && segments.length === 1) {
+    if (PROMPT_XML_URI === `${SCHEME}${segments[0]}`) return { _tag: "PromptXml" }
+    if (DIAGNOSTICS_URI === `${SCHEME}${segments[0]}`) return { _tag: "Diagnostics" }
+  }
   for (let length = segments.length; length > 0; length--) {
     const base = segments.slice(0, length)
     const skill = index.bySkillPath.get(pathKey(base))

@@ -1,5 +1,5 @@
 /**
- * Argument completion: skill names for the `skill` prompt, skill paths and file paths for the
+ * Argument completion: skill names and ids for the `skill` prompt, skill paths and file paths for the
  * skill file resource template. Anything else (unknown prompts, templates or arguments)
  * completes to an empty list, not an error.
  */
@@ -47,15 +47,19 @@ export const complete = (params: typeof CompleteParams.Type) =>
     const { ref, argument } = params
     if (ref.type === "ref/prompt") {
       if (ref.name !== SKILL_PROMPT || argument.name !== "name") return EMPTY
+      // The argument takes a name or an id: both complete (one entry when they are equal).
       return completion(
-        snapshot.skills.map((skill) => skill.id),
+        snapshot.skills.flatMap((skill) => [skill.name, skill.id]),
         argument.value,
       )
     }
     if (ref.uri !== SKILL_FILE_TEMPLATE) return EMPTY
     if (argument.name === "skill") {
       return completion(
-        snapshot.skills.map((skill) => pathKey(addressOf(snapshot, skill).base)),
+        snapshot.skills.flatMap((skill) => {
+          const address = addressOf(snapshot, skill)
+          return address === undefined ? [] : [pathKey(address.base)]
+        }),
         argument.value,
       )
     }

@@ -3,6 +3,7 @@
  * `skill {name}` (load any skill; its argument completes), and one prompt per skill, named by
  * its id. A skill prompt embeds SKILL.md as a resource meant for the assistant.
  */
+import { pathToFileURL } from "node:url"
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
 import type { Skill, Snapshot } from "../Catalog.js"
@@ -78,7 +79,12 @@ const skillPrompt = (snapshot: Snapshot, skill: Skill) =>
           role: "user",
           content: {
             type: "resource",
-            resource: { uri: skillResourceUri(snapshot, skill), mimeType: "text/markdown", text },
+            resource: {
+              // A skill no skill:// URI leads to (see addressOf) is named by its file on disk.
+              uri: skillResourceUri(snapshot, skill) ?? pathToFileURL(skill.file).href,
+              mimeType: "text/markdown",
+              text,
+            },
             annotations: { audience: ["assistant"], priority: 1 },
           },
         },

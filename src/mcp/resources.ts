@@ -41,23 +41,44 @@ export const ListResourcesParams = Schema.Struct({ cursor: Schema.optional(Schem
 export const SKILL_FILE_TEMPLATE = "skill://{+skill}/{+path}"
 export const DIRECTORY_MIME = "inode/directory"
 
-/** Where a skill's files live in URI space: its published `<skill-path>`, else its id. */
-export const addressOf = (snapshot: Snapshot, skill: Skill) => {
+export interface Address {
+  /** The URI path of the skill's folder: its `<skill-path>`, or its id. */
+  readonly base: ReadonlyArray<string>
+  readonly published: boolean
+}
+
+/**
+ * Where a skill's files live in URI space: its published `<skill-path>`; else, for a skill the
+ * Skills extension does not list, `skill://<id>` when that URI leads back to it (a published
+ * skill at that path, or the catalog documents, take the URI first). Undefined when neither.
+ */
+export const addressOf = (snapshot: Snapshot, skill: Skill): Address | undefined => {
   const skillPath = skillPathOf(skill)
-  const published = snapshot.bySkillPath.get(pathKey(skillPath)) === skill
-  return { base: published ? skillPath : [skill.id], published }
+  if (snapshot.bySkillPath.get(pathKey(skillPath)) === skill) return { base: skillPath, published: true }
+  const target = resolveSegments(snapshot, [skill.id])
+  return target?._tag === "Skill" && target.skill === skill
+    ? { base: [skill.id], published: false }
+    : undefined
 }
 
-/** The URI of a skill's SKILL.md as a resource: `skill://<skill-path>/SKILL.md`, or `skill://<id>`. */
-export const skillResourceUri = (snapshot: Snapshot, skill: Skill): string => {
-  const { base, published } = addressOf(snapshot, skill)
-  return published ? skillMdUri(base) : fileUri(base, "")
+/**
+ * The URI of a skill's SKILL.md as a resource: `skill://<skill-path>/SKILL.md`, or
+ * `skill://<id>`; undefined for a skill no `skill://` URI leads to (see `addressOf`).
+ */
+export const skillResourceUri = (snapshot: Snapshot, skill: Skill): string | undefined => {
+  const address = addressOf(snapshot, skill)
+  if (address === undefined) return undefined
+  return address.published ? skillMdUri(address.base) : fileUri(address.base, "")
 }
 
-export const resolveUri = (snapshot: Snapshot, uri: string): Effect.Effect<UriTarget<Skill>, UnknownUri> => {
+export const resolveUri = (
+  snapshot: Snapshot,
+  uri: string,
+  documents = true,
+): Effect.Effect<UriTarget<Skill>, UnknownUri> => {
   const segments = parseSkillUri(uri)
   if (Either.isLeft(segments)) return Effect.fail(new UnknownUri({ uri, reason: segments.left }))
-  const target = resolveSegments(snapshot, segments.right)
+  const target = resolveSegments(snapshot, segments.right, documents)
   return target === undefined
     ? Effect.fail(
         new UnknownUri({ uri, reason: "no skill is served there; see resources/list or skills/list" }),
@@ -68,14 +89,17 @@ export const resolveUri = (snapshot: Snapshot, uri: string): Effect.Effect<UriTa
 /** The catalog as `<available_skills>` XML with each skill's URI, for hosts' system prompts. */
 export const promptXml = (snapshot: Snapshot, budget: number): string =>
   renderAvailableSkills(
-    snapshot.skills.map((skill) => ({
-      id: skill.id,
-      name: skill.name,
-      description: skill.description,
-      uri: skillResourceUri(snapshot, skill),
-      rootIndex: skill.rootIndex,
-      diagnostics: skill.diagnostics,
-    })),
+    snapshot.skills.map((skill) => {
+      const uri = skillResourceUri(snapshot, skill)
+      return {
+        id: skill.id,
+        name: skill.name,
+        description: skill.description,
+        ...(uri === undefined ? {} : { uri }),
+        rootIndex: skill.rootIndex,
+        diagnostics: skill.diagnostics,
+      }
+    }),
     budget > 0 ? budget : defaults.catalogBudget,
   )
 
@@ -105,20 +129,26 @@ export const listResources = (params: typeof ListResourcesParams.Type) =>
     const catalog = yield* Catalog
     const { protocolPageSize } = yield* Settings
     const snapshot = yield* catalog.snapshot
-    const all: ReadonlyArray<Resource | Skill> = [promptXmlResource, diagnosticsResource, ...snapshot.skills]
-    const { page, nextCursor } = yield* paginate(all, protocolPageSize, params.cursor)
-    const resources = page.map((item): Resource => {
-      if (!("id" in item)) return item
-      const { published } = addressOf(snapshot, item)
-      return {
-        uri: skillResourceUri(snapshot, item),
-        name: published ? item.name : item.id,
-        ...(published || item.name === item.id ? {} : { title: item.name }),
-        description: item.description,
-        mimeType: "text/markdown",
-        size: item.fingerprint.size,
-      }
+    // Each skill's SKILL.md at its URI (a skill no skill:// URI leads to is left out).
+    const skills = snapshot.skills.flatMap((skill): Array<Resource> => {
+      const address = addressOf(snapshot, skill)
+      if (address === undefined) return []
+      return [
+        {
+          uri: address.published ? skillMdUri(address.base) : fileUri(address.base, ""),
+          name: address.published ? skill.name : skill.id,
+          ...(address.published || skill.name === skill.id ? {} : { title: skill.name }),
+          description: skill.description,
+          mimeType: "text/markdown",
+          size: skill.fingerprint.size,
+        },
+      ]
     })
+    const { page: resources, nextCursor } = yield* paginate(
+      [promptXmlResource, diagnosticsResource, ...skills],
+      protocolPageSize,
+      params.cursor,
+    )
     return { resources, ...(nextCursor === undefined ? {} : { nextCursor }) }
   })
 
@@ -181,7 +211,7 @@ export const readDirectory = (params: typeof DirectoryReadParams.Type) =>
     const files = yield* SkillFiles
     const { protocolPageSize } = yield* Settings
     const snapshot = yield* catalog.snapshot
-    const target = yield* resolveUri(snapshot, params.uri)
+    const target = yield* resolveUri(snapshot, params.uri, false)
     const notDirectory = new UnknownUri({ uri: params.uri, reason: "it is not a directory resource" })
     if (target._tag !== "Skill") return yield* notDirectory
     const start = params.cursor === undefined ? 0 : yield* decodeCursor(params.cursor)
