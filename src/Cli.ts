@@ -78,7 +78,7 @@ export const OPTIONS = {
     type: "string",
     value: "CHARS",
     env: "SKILLS_MCP_CATALOG_BUDGET",
-    help: "Most characters of the instructions and of the get_skill description, <available_skills> catalog included; 0 for no catalog (default 8000).",
+    help: "Most characters of the instructions, and of the tools/list answer, <available_skills> catalog included; 0 for no catalog (default 8000).",
     commands: serving,
   },
   "page-size": {

@@ -41,9 +41,33 @@ How to use them:
 4. Run a skill's scripts yourself, from its base directory, only when its instructions say so.
    The server never runs anything.`
 
+/** The guide when the host loads skills itself (MCP Skills extension) and no skill tools are listed. */
+const HOST_GUIDE = `This environment provides Agent Skills through the skills-mcp MCP server; your host loads them
+through the MCP Skills extension. A skill is a folder of instructions, scripts and reference files
+that teaches you how to do one kind of task well.
+
+How to use them:
+1. Before starting a task, look for a matching skill in the catalog (when there are many skills,
+   only the first ones are shown; your host lists them all).
+2. When a skill's description matches the task, load it (its SKILL.md, at the URI the catalog
+   gives) and follow its instructions. Load a skill only when it is relevant.
+3. Paths in a skill (references/..., scripts/..., assets/...) are relative to the folder of its
+   SKILL.md: references/guide.md in skill://pdf/SKILL.md is skill://pdf/references/guide.md.
+4. Run a skill's scripts only when its instructions say so. The server never runs anything.`
+
+/**
+ * Who finds and loads the skills: the model, through this server's tools (list_skills,
+ * get_skill, read_skill_file), or the host, through the MCP Skills extension (no tools listed).
+ */
+export type Loader = "tools" | "host"
+
 /** The usage guide, wrapped in `<skills-mcp-instructions>` unless `xml` is false. */
-export const usageGuide = (options: { readonly xml: boolean } = { xml: true }): string =>
-  options.xml ? `<skills-mcp-instructions>\n${GUIDE}\n</skills-mcp-instructions>` : GUIDE
+export const usageGuide = (
+  options: { readonly xml: boolean; readonly loader?: Loader } = { xml: true },
+): string => {
+  const guide = options.loader === "host" ? HOST_GUIDE : GUIDE
+  return options.xml ? `<skills-mcp-instructions>\n${guide}\n</skills-mcp-instructions>` : guide
+}
 
 /** Escapes text for an XML element's content (`&`, `<`, `>`; quotes need no escaping there). */
 export const escapeXml = (text: string): string =>
@@ -62,8 +86,10 @@ const MIN_ENTRY = renderEntry({ id: "x", name: "x", description: "x" }).length
 /** Room below which a catalog could not even say how many skills it leaves out. */
 const MIN_CATALOG = 200
 
-const moreLine = (hidden: number, total: number) =>
-  `\n${hidden} more skill${hidden === 1 ? "" : "s"} not shown here: call list_skills with a query (a few words about the task) to search all ${total} skills, best matches first.`
+const moreLine = (hidden: number, total: number, loader: Loader) =>
+  loader === "host"
+    ? `\n${hidden} more skill${hidden === 1 ? "" : "s"} not shown here, of ${total}: your host lists them all.`
+    : `\n${hidden} more skill${hidden === 1 ? "" : "s"} not shown here: call list_skills with a query (a few words about the task) to search all ${total} skills, best matches first.`
 
 const hasError = (entry: CatalogEntry) =>
   entry.diagnostics?.some((diagnostic) => diagnostic.severity === "error") === true ? 1 : 0
@@ -79,29 +105,41 @@ export const bestFirst = <A extends CatalogEntry>(entries: ReadonlyArray<A>): Ar
  * `text`, a blank line and the catalog, all of it within `budget` characters: the catalog gets
  * what the text leaves. Just `text` when the budget is 0 or leaves no room for a catalog.
  */
-export const withCatalog = (text: string, entries: ReadonlyArray<CatalogEntry>, budget: number): string => {
+export const withCatalog = (
+  text: string,
+  entries: ReadonlyArray<CatalogEntry>,
+  budget: number,
+  loader: Loader = "tools",
+): string => {
   const room = budget - text.length - 2
-  return budget <= 0 || room < MIN_CATALOG ? text : `${text}\n\n${renderAvailableSkills(entries, room)}`
+  return budget <= 0 || room < MIN_CATALOG
+    ? text
+    : `${text}\n\n${renderAvailableSkills(entries, room, loader)}`
 }
 
-/** Rendered catalogs by entry list and budget: a snapshot's catalog is rendered once. */
-const rendered = new WeakMap<ReadonlyArray<CatalogEntry>, Map<number, string>>()
+/** Rendered catalogs by entry list, budget and loader: a snapshot's catalog is rendered once. */
+const rendered = new WeakMap<ReadonlyArray<CatalogEntry>, Map<string, string>>()
 
 /**
  * The catalog as `<available_skills>` XML, at most `budget` characters: the best entries that
- * fit, then a line saying how many more exist and how to find them.
+ * fit, then a line saying how many more exist and how to find them (for `loader`).
  */
-export const renderAvailableSkills = (entries: ReadonlyArray<CatalogEntry>, budget: number): string => {
-  const cached = rendered.get(entries)?.get(budget)
+export const renderAvailableSkills = (
+  entries: ReadonlyArray<CatalogEntry>,
+  budget: number,
+  loader: Loader = "tools",
+): string => {
+  const key = `${loader} ${budget}`
+  const cached = rendered.get(entries)?.get(key)
   if (cached !== undefined) return cached
-  const text = render(entries, budget)
-  const byBudget = rendered.get(entries) ?? new Map<number, string>()
-  byBudget.set(budget, text)
-  rendered.set(entries, byBudget)
+  const text = render(entries, budget, loader)
+  const byKey = rendered.get(entries) ?? new Map<string, string>()
+  byKey.set(key, text)
+  rendered.set(entries, byKey)
   return text
 }
 
-const render = (entries: ReadonlyArray<CatalogEntry>, budget: number): string => {
+const render = (entries: ReadonlyArray<CatalogEntry>, budget: number, loader: Loader): string => {
   const ordered = bestFirst(entries)
   const texts: Array<string> = []
   // Everything, when it fits without the last line.
@@ -114,7 +152,7 @@ const render = (entries: ReadonlyArray<CatalogEntry>, budget: number): string =>
   }
   if (texts.length === ordered.length) return `${OPEN}${texts.join("")}${CLOSE}`
   // Otherwise the best that fit beside the last line (sized for the most that can be hidden).
-  free = budget - OPEN.length - CLOSE.length - moreLine(ordered.length, ordered.length).length
+  free = budget - OPEN.length - CLOSE.length - moreLine(ordered.length, ordered.length, loader).length
   let body = ""
   let shown = 0
   for (let index = 0; index < ordered.length && free >= MIN_ENTRY; index++) {
@@ -126,5 +164,5 @@ const render = (entries: ReadonlyArray<CatalogEntry>, budget: number): string =>
     free -= text.length
     shown++
   }
-  return `${OPEN}${body}${CLOSE}${moreLine(ordered.length - shown, ordered.length)}`
+  return `${OPEN}${body}${CLOSE}${moreLine(ordered.length - shown, ordered.length, loader)}`
 }

@@ -10,6 +10,7 @@ import type { Readable, Writable } from "node:stream"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type {
+  JSONRPCMessage,
   JSONRPCRequest,
   LoggingLevel,
   ServerCapabilities,
@@ -39,6 +40,7 @@ import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
 import { echo } from "../Errors.js"
 import { idleCollector } from "../IdleGc.js"
+import type { Loader } from "../instructions.js"
 import { usageGuide, withCatalog } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
 import { fingerprintOf, statOrNull } from "../Paths.js"
@@ -50,6 +52,7 @@ import { CompleteParams, complete } from "./completion.js"
 import { GetPromptParams, getPrompt, ListPromptsParams, listPrompts } from "./prompts.js"
 import { decodeParams, makeRunner, outcomeOf, ProtocolError } from "./Run.js"
 import {
+  catalogEntriesWithUris,
   DirectoryReadParams,
   diagnosticsText,
   ListResourcesParams,
@@ -125,12 +128,37 @@ const levelOf = (level: LogLevel.LogLevel): LoggingLevel =>
 
 const severity = (level: LoggingLevel) => LOGGING_LEVELS.indexOf(level)
 
-/** The text the server gives at initialize: the guide, and the catalog when placed there. */
-export const serverInstructions = (snapshot: Snapshot, settings: Settings["Type"]): string => {
-  const guide = usageGuide({ xml: false })
+/**
+ * The text the server gives at initialize: the guide, and the catalog when placed there. For
+ * a client shown no tools (`loader: "host"`), the guide and catalog are about loading skills
+ * through the Skills extension, with each skill's URI.
+ */
+export const serverInstructions = (
+  snapshot: Snapshot,
+  settings: Settings["Type"],
+  loader: Loader,
+): string => {
+  const guide = usageGuide({ xml: false, loader })
   const placed = settings.catalogPlacement === "instructions" || settings.catalogPlacement === "both"
-  return placed ? withCatalog(guide, snapshot.skills, settings.catalogBudget) : guide
+  if (!placed) return guide
+  const entries = loader === "host" ? catalogEntriesWithUris(snapshot) : snapshot.skills
+  return withCatalog(guide, entries, settings.catalogBudget, loader)
 }
+
+/** An answer to `initialize` (the only result that names a protocol version and the server). */
+const InitializeAnswer = Schema.Struct({
+  jsonrpc: Schema.Literal("2.0"),
+  id: Schema.Union(Schema.String, Schema.Number),
+  result: Schema.Struct(
+    {
+      protocolVersion: Schema.String,
+      serverInfo: Schema.Unknown,
+      instructions: Schema.optional(Schema.String),
+    },
+    { key: Schema.String, value: Schema.Unknown },
+  ),
+})
+const isInitializeAnswer = Schema.is(InitializeAnswer)
 
 export const capabilities = (settings: Settings["Type"]): ServerCapabilities => ({
   ...(settings.tools === "never" ? {} : { tools: { listChanged: true } }),
@@ -169,7 +197,7 @@ export const makeServer = (
       { name: SERVER_NAME, version: VERSION },
       {
         capabilities: capabilities(settings),
-        instructions: serverInstructions(snapshot, settings),
+        instructions: serverInstructions(snapshot, settings, settings.tools === "never" ? "host" : "tools"),
         jsonSchemaValidator: noValidation,
       },
     )
@@ -345,8 +373,23 @@ export const makeServer = (
       Deferred.unsafeDone(initialized, Exit.void)
     }
 
+    /**
+     * The answer to `initialize` as sent: under `--tools auto`, a client that declares the
+     * Skills extension is shown no tools, so its instructions are about loading skills itself
+     * (the SDK fixes instructions when the server is built, before the client is known).
+     */
+    const outgoing = (message: JSONRPCMessage): JSONRPCMessage => {
+      if (settings.tools !== "auto" || !toolsHidden() || !isInitializeAnswer(message)) return message
+      if (message.result.instructions === undefined) return message
+      return {
+        ...message,
+        result: { ...message.result, instructions: serverInstructions(snapshot, settings, "host") },
+      }
+    }
+
     return {
       server,
+      outgoing,
       checkSubscriptions,
       hasSubscriptions: () => subscriptions.size > 0,
       /** Folders holding subscribed files (watched too). */
@@ -396,6 +439,7 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
     const ended = yield* Deferred.make<void>()
     const transport = new LineTransport(io.input, io.output, {
       onEnd: () => Deferred.unsafeDone(ended, Exit.void),
+      outgoing: made.outgoing,
     })
     server.onerror = (error) => {
       writeStderr(`${JSON.stringify({ message: `MCP transport: ${error.message}`, logLevel: "DEBUG" })}\n`)

@@ -20,6 +20,8 @@ export interface LineTransportOptions {
   readonly maxMessageBytes?: number
   /** Called once when the input ends (the client closed stdin). */
   readonly onEnd?: () => void
+  /** Gives each message about to be written the chance to be replaced (default: as is). */
+  readonly outgoing?: (message: JSONRPCMessage) => JSONRPCMessage
 }
 
 const NEWLINE = 0x0a
@@ -102,7 +104,7 @@ export class LineTransport implements Transport {
     if ("id" in message && ("result" in message || "error" in message) && message.id !== undefined) {
       this.settle(message.id)
     }
-    const line = `${JSON.stringify(message)}\n`
+    const line = `${JSON.stringify(this.options.outgoing?.(message) ?? message)}\n`
     if (!this.output.write(line)) await this.outputDrained()
   }
 

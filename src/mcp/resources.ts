@@ -11,6 +11,7 @@ import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog, decodeCursor, encodeCursor, paginate } from "../Catalog.js"
 import { diagnosticsDocument } from "../CatalogReport.js"
 import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
+import type { CatalogEntry } from "../instructions.js"
 import { renderAvailableSkills } from "../instructions.js"
 import { statOrNull } from "../Paths.js"
 import { defaults, Settings } from "../Settings.js"
@@ -86,22 +87,29 @@ export const resolveUri = (
     : Effect.succeed(target)
 }
 
+/** Catalog entries with each skill's URI (for hosts), once per snapshot. */
+const entriesWithUris = new WeakMap<Snapshot, ReadonlyArray<CatalogEntry>>()
+export const catalogEntriesWithUris = (snapshot: Snapshot): ReadonlyArray<CatalogEntry> => {
+  const known = entriesWithUris.get(snapshot)
+  if (known !== undefined) return known
+  const entries = snapshot.skills.map((skill): CatalogEntry => {
+    const uri = skillResourceUri(snapshot, skill)
+    return {
+      id: skill.id,
+      name: skill.name,
+      description: skill.description,
+      ...(uri === undefined ? {} : { uri }),
+      rootIndex: skill.rootIndex,
+      diagnostics: skill.diagnostics,
+    }
+  })
+  entriesWithUris.set(snapshot, entries)
+  return entries
+}
+
 /** The catalog as `<available_skills>` XML with each skill's URI, for hosts' system prompts. */
 export const promptXml = (snapshot: Snapshot, budget: number): string =>
-  renderAvailableSkills(
-    snapshot.skills.map((skill) => {
-      const uri = skillResourceUri(snapshot, skill)
-      return {
-        id: skill.id,
-        name: skill.name,
-        description: skill.description,
-        ...(uri === undefined ? {} : { uri }),
-        rootIndex: skill.rootIndex,
-        diagnostics: skill.diagnostics,
-      }
-    }),
-    budget > 0 ? budget : defaults.catalogBudget,
-  )
+  renderAvailableSkills(catalogEntriesWithUris(snapshot), budget > 0 ? budget : defaults.catalogBudget)
 
 const promptXmlResource: Resource = {
   uri: PROMPT_XML_URI,

@@ -134,9 +134,12 @@ export const GET_SKILL_DESCRIPTION =
 export const READ_SKILL_FILE_DESCRIPTION =
   "Read a text file from a skill folder (for example references/guide.md), or list the skill's files when `path` is empty or names a folder. Paths are relative to the skill folder; nothing outside it can be read. For agents without direct file access. Nothing is executed."
 
-/** The tools as listed: the get_skill description carries the catalog, cut to the budget. */
-export const toolDefinitions = (snapshot: Snapshot, catalogBudget: number): Array<Tool> => {
-  return [
+/** The three tools without the catalog, built on first use. */
+let bareTools: Array<Tool> | undefined
+
+/** The three tools, the get_skill description as given. */
+const defineTools = (getSkillDescription: string): Array<Tool> => {
+  bareTools ??= [
     {
       name: "list_skills",
       title: "List skills",
@@ -148,7 +151,7 @@ export const toolDefinitions = (snapshot: Snapshot, catalogBudget: number): Arra
     {
       name: "get_skill",
       title: "Load a skill",
-      description: withCatalog(GET_SKILL_DESCRIPTION, snapshot.skills, catalogBudget),
+      description: GET_SKILL_DESCRIPTION,
       inputSchema: objectJsonSchema(GetSkillArgs),
       outputSchema: objectJsonSchema(GetSkillResult),
       annotations: readOnly("Load a skill"),
@@ -162,6 +165,43 @@ export const toolDefinitions = (snapshot: Snapshot, catalogBudget: number): Arra
       annotations: readOnly("Read a skill file"),
     },
   ]
+  return bareTools.map((tool) =>
+    tool.name === "get_skill" ? { ...tool, description: getSkillDescription } : tool,
+  )
+}
+
+/** Characters of a `tools/list` result as sent (JSON). */
+const listedSize = (tools: ReadonlyArray<Tool>) => JSON.stringify({ tools }).length
+
+/** Tool listings by snapshot and budget: a catalog's listing is built once. */
+const listings = new WeakMap<Snapshot, Map<number, Array<Tool>>>()
+
+/**
+ * The tools as listed: the whole `tools/list` result within `budget` characters, the
+ * get_skill description carrying as much of the catalog as the definitions leave room for
+ * (none when `budget` is 0, or smaller than the definitions themselves).
+ */
+export const toolDefinitions = (snapshot: Snapshot, budget: number): Array<Tool> => {
+  const known = listings.get(snapshot)?.get(budget)
+  if (known !== undefined) return known
+  const bare = defineTools(GET_SKILL_DESCRIPTION)
+  let tools = bare
+  // The catalog's room, as description characters; JSON escapes (newlines) take a little
+  // more, so the room shrinks by any overshoot and the catalog is cut again.
+  let room = budget - listedSize(bare) + GET_SKILL_DESCRIPTION.length
+  for (let attempt = 0; budget > 0 && attempt < 4; attempt++) {
+    const candidate = defineTools(withCatalog(GET_SKILL_DESCRIPTION, snapshot.skills, room))
+    const over = listedSize(candidate) - budget
+    if (over <= 0) {
+      tools = candidate
+      break
+    }
+    room -= over
+  }
+  const byBudget = listings.get(snapshot) ?? new Map<number, Array<Tool>>()
+  byBudget.set(budget, tools)
+  listings.set(snapshot, byBudget)
+  return tools
 }
 
 // ---------------------------------------------------------------------------------------

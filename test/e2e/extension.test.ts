@@ -526,4 +526,44 @@ describe("catalog placement and tool listing", () => {
       await Promise.all([auto.close(), plain.close()])
     }
   })
+
+  it("tells a client shown no tools how its host loads skills, with their URIs, not to call tools", async () => {
+    const env = { HOME: path.join(dir, "home") }
+    const host = await startServer([path.join(dir, "valid"), "--tools", "auto"], {
+      env,
+      capabilities: { extensions: { [EXTENSION]: {} } },
+    })
+    const never = await startServer([path.join(dir, "valid"), "--tools", "never"], { env })
+    const plain = await startServer([path.join(dir, "valid"), "--tools", "auto"], { env })
+    try {
+      for (const session of [host, never]) {
+        const instructions = session.client.getInstructions() ?? ""
+        expect(instructions).toContain("your host loads them")
+        expect(instructions).toContain("<uri>skill://pdf-processing/SKILL.md</uri>")
+        expect(instructions).not.toMatch(/list_skills|get_skill|read_skill_file/)
+      }
+      expect(plain.client.getInstructions()).toContain("call get_skill with its id")
+    } finally {
+      await Promise.all([host.close(), never.close(), plain.close()])
+    }
+  })
+
+  it("keeps the instructions and the whole tools/list within --catalog-budget, pointing to the rest", async () => {
+    const budget = 6_000
+    const small = await startServer([path.join(dir, "valid"), "--catalog-budget", String(budget)], {
+      env: { HOME: path.join(dir, "home") },
+    })
+    try {
+      const instructions = small.client.getInstructions() ?? ""
+      expect(instructions.length).toBeLessThanOrEqual(budget)
+      expect(instructions).toContain("<id>pdf-processing</id>")
+      const listed = await small.client.request({ method: "tools/list", params: {} }, ResultSchema)
+      expect(JSON.stringify(listed).length).toBeLessThanOrEqual(budget)
+      const description = (await small.client.listTools()).tools[1]?.description ?? ""
+      expect(description).toContain("<available_skills>")
+      expect(description).toMatch(/\d+ more skills? not shown here: call list_skills with a query/)
+    } finally {
+      await small.close()
+    }
+  })
 })
