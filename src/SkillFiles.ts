@@ -96,6 +96,9 @@ export interface Manifest {
   readonly frontmatter: ParsedFrontmatter
 }
 
+/** How a SKILL.md served over the Skills extension begins. */
+const FRONTMATTER_START = Buffer.from("---")
+
 /** The Skills extension's per-skill limits: files, and bytes over all files. */
 export const MAX_SKILL_FILES = 512
 export const MAX_SKILL_BYTES = 16 * 1024 * 1024
@@ -516,6 +519,15 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             const content = yield* readBytes(skill, file.path)
             const digest = `sha256:${createHash("sha256").update(content.bytes).digest("hex")}`
             if (file.path === SKILL_FILE) {
+              // The extension's hosts parse SKILL.md from its first byte (the specification: it
+              // "MUST begin with YAML frontmatter"); the tools also accept blank lines or a BOM first.
+              if (!Buffer.from(content.bytes.subarray(0, 3)).equals(FRONTMATTER_START)) {
+                return yield* new SkillNotPublished({
+                  skillId: skill.id,
+                  reason:
+                    "its SKILL.md does not begin with '---' (remove the blank lines or byte order mark before it)",
+                })
+              }
               const parsed = parseSkillText(
                 path.join(skill.dir, SKILL_FILE),
                 Buffer.from(content.bytes).toString("utf8"),

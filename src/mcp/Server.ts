@@ -46,6 +46,7 @@ import { writeStderr } from "../Logging.js"
 import { fingerprintOf, statOrNull } from "../Paths.js"
 import { Settings } from "../Settings.js"
 import { SkillFiles } from "../SkillFiles.js"
+import { MANIFEST_SEGMENT } from "../Uris.js"
 import { VERSION } from "../version.js"
 import { Watcher } from "../Watcher.js"
 import { CompleteParams, complete } from "./completion.js"
@@ -223,27 +224,34 @@ export const makeServer = (
           }),
         )
       })
-    const subscriptions = new Map<string, { signature: string; folder: string | undefined }>()
+    const subscriptions = new Map<string, { signature: string; folders: ReadonlyArray<string> }>()
     const logLeftOut = makeLeftOutLog()
 
     /**
-     * What a subscribed URI looks like now (its file's fingerprint, or the catalog's version),
-     * and the folder to watch for it.
+     * What a subscribed URI looks like now (its file's fingerprint, a manifest's digests, or
+     * the catalog's version), and the folders to watch for it.
      */
     const observe = (uri: string) =>
       Effect.gen(function* () {
         const current = yield* catalog.peek
         const target = yield* resolveUri(current, uri)
-        if (target._tag === "PromptXml") return { signature: `catalog ${current.version}`, folder: undefined }
-        if (target._tag === "Diagnostics") return { signature: diagnosticsText(current), folder: undefined }
+        if (target._tag === "PromptXml") return { signature: `catalog ${current.version}`, folders: [] }
+        if (target._tag === "Diagnostics") return { signature: diagnosticsText(current), folders: [] }
+        if (target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT) {
+          const { files: listed } = yield* files.manifest(target.skill)
+          const folders = new Set(
+            listed.map((file) => path.join(target.skill.dir, path.posix.dirname(file.path))),
+          )
+          return { signature: JSON.stringify(listed), folders: [...folders] }
+        }
         const relative = target.rest.length === 0 ? SKILL_FILE : target.rest.join("/")
         const resolved = yield* files.resolve(target.skill, relative)
         const info = yield* statOrNull(resolved.real)
         return {
           signature: info === null ? "missing" : JSON.stringify(fingerprintOf(info)),
-          folder: path.dirname(resolved.real),
+          folders: [path.dirname(resolved.real)],
         }
-      }).pipe(Effect.orElseSucceed(() => ({ signature: "gone", folder: undefined })))
+      }).pipe(Effect.orElseSucceed(() => ({ signature: "gone", folders: [] })))
 
     const toolsHidden = () =>
       settings.tools === "never" ||
@@ -303,10 +311,13 @@ export const makeServer = (
           Effect.gen(function* () {
             const target = yield* resolveUri(yield* catalog.snapshot, uri)
             if (target._tag === "Skill") {
-              yield* files.resolve(
-                target.skill,
-                target.rest.length === 0 ? SKILL_FILE : target.rest.join("/"),
-              )
+              const manifest = target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT
+              if (manifest) yield* files.manifest(target.skill)
+              else
+                yield* files.resolve(
+                  target.skill,
+                  target.rest.length === 0 ? SKILL_FILE : target.rest.join("/"),
+                )
             }
             subscriptions.set(uri, yield* observe(uri))
             yield* hooks.subscribed
@@ -393,8 +404,7 @@ export const makeServer = (
       checkSubscriptions,
       hasSubscriptions: () => subscriptions.size > 0,
       /** Folders holding subscribed files (watched too). */
-      subscribedFolders: () =>
-        [...subscriptions.values()].flatMap((entry) => (entry.folder ? [entry.folder] : [])),
+      subscribedFolders: () => [...subscriptions.values()].flatMap((entry) => entry.folders),
       isInitialized: () => clientLog.server !== undefined,
       /** Completes when the client has sent `notifications/initialized`. */
       initialized: Deferred.await(initialized),

@@ -135,6 +135,13 @@ beforeAll(async () => {
       fs.writeFile(path.join(dir, "valid", "many-files", "data", `${i}.txt`), `${i}`),
     ),
   )
+  // Blank lines before the frontmatter: served by the tools, but the extension's hosts parse
+  // SKILL.md from its first byte.
+  await fs.mkdir(path.join(dir, "valid", "blank-first"))
+  await fs.writeFile(
+    path.join(dir, "valid", "blank-first", "SKILL.md"),
+    "\n\n---\nname: blank-first\ndescription: Blank lines before the frontmatter.\n---\nBody\n",
+  )
   server = await startServer(
     [
       path.join(dir, "valid"),
@@ -226,6 +233,11 @@ describe("MCP Skills extension", () => {
     ["another scheme", { uri: "file:///etc/passwd" }, "only skill:// URIs"],
     ["a name breaking the naming rules", { uri: "skill://release-notes/SKILL.md" }, "naming rules"],
     ["a skill over 512 files", { uri: "skill://many-files/SKILL.md" }, "more than 512 files"],
+    [
+      "a SKILL.md with blank lines first",
+      { uri: "skill://blank-first/SKILL.md" },
+      "does not begin with '---'",
+    ],
     ["missing params", {}, "'uri'"],
   ])("answers skills/get for %s with -32602", async (_label, params, message) => {
     const error = await rpcError("skills/get", params)
