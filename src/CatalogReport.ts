@@ -46,11 +46,21 @@ export interface CatalogReport {
   readonly notices: ReadonlyArray<{ readonly path: string; readonly reason: string }>
 }
 
+/**
+ * `leftOut`: skills (by folder) the extension cannot serve for their content, as found by
+ * SkillFiles (the catalog itself only checks names and URIs).
+ */
 export const catalogReport = (
   snapshot: Snapshot,
   uriOf: (skill: Skill) => string | undefined,
+  leftOut: ReadonlyMap<string, string> = new Map(),
 ): CatalogReport => {
-  const published = new Set(snapshot.published)
+  const contentLeftOut = snapshot.published.flatMap((skill) => {
+    const reason = leftOut.get(skill.dir)
+    return reason === undefined ? [] : [{ id: skill.id, file: skill.file, reason }]
+  })
+  const left = new Set(contentLeftOut.map((entry) => entry.file))
+  const published = new Set(snapshot.published.filter((skill) => !left.has(skill.file)))
   return {
     served: snapshot.skills.map((skill) => {
       const uri = uriOf(skill)
@@ -72,7 +82,10 @@ export const catalogReport = (
       ...(skip.line === undefined ? {} : { line: skip.line }),
     })),
     shadowed: snapshot.shadowed.map(({ id, file, shadowedBy }) => ({ id, file, shadowedBy })),
-    unpublished: snapshot.unpublished.map(({ id, file, reason }) => ({ id, file, reason })),
+    unpublished: [
+      ...snapshot.unpublished.map(({ id, file, reason }) => ({ id, file, reason })),
+      ...contentLeftOut,
+    ],
     notices: snapshot.notices.map(({ path, reason }) => ({ path, reason })),
   }
 }
@@ -84,8 +97,8 @@ export const DIAGNOSTICS_HINT =
  * The `skill://diagnostics` document: counts, then every skipped, shadowed, unpublished and
  * warned skill with its reasons (the frontmatter rules the server checks on every skill).
  */
-export const diagnosticsDocument = (snapshot: Snapshot) => {
-  const report = catalogReport(snapshot, () => "")
+export const diagnosticsDocument = (snapshot: Snapshot, leftOut: ReadonlyMap<string, string> = new Map()) => {
+  const report = catalogReport(snapshot, () => undefined, leftOut)
   const warned = snapshot.skills
     .filter((skill) => skill.diagnostics.length > 0)
     .map((skill) => ({

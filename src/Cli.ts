@@ -16,6 +16,7 @@ import { skillResourceUri } from "./mcp/resources.js"
 import { serve } from "./mcp/Server.js"
 import type { SettingsInput } from "./Settings.js"
 import { ENV_SKILLS_DIR, Settings } from "./Settings.js"
+import { SkillFiles } from "./SkillFiles.js"
 import { VERSION } from "./version.js"
 
 export const COMMANDS = ["serve", "instructions", "validate", "list"] as const
@@ -285,8 +286,14 @@ const listCommand = (line: ParsedCommandLine) =>
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const settings = yield* Settings
+    const files = yield* SkillFiles
     const snapshot = yield* catalog.peek
-    const report = catalogReport(snapshot, (skill) => skillResourceUri(snapshot, skill))
+    // What the server finds only when a host lists a skill: checked here for every one.
+    yield* Effect.forEach(snapshot.published, (skill) => Effect.ignore(files.publicationProblem(skill)), {
+      concurrency: 8,
+      discard: true,
+    })
+    const report = catalogReport(snapshot, (skill) => skillResourceUri(snapshot, skill), files.leftOut())
     yield* writeOut(
       line.json
         ? `${JSON.stringify({ version: 1, roots: settings.roots.map((root) => root.path), ...report }, null, 2)}\n`

@@ -99,6 +99,15 @@ export interface Manifest {
 /** How a SKILL.md served over the Skills extension begins. */
 const FRONTMATTER_START = Buffer.from("---")
 
+/**
+ * The specification: SKILL.md "MUST begin with YAML frontmatter", and the extension's hosts
+ * parse it from the first byte. The tools also accept blank lines or a byte order mark first.
+ */
+const beginsWithFrontmatter = (bytes: Uint8Array) =>
+  Buffer.from(bytes.subarray(0, 3)).equals(FRONTMATTER_START)
+export const FRONTMATTER_FIRST =
+  "its SKILL.md does not begin with '---' (remove the blank lines or byte order mark before it)"
+
 /** The Skills extension's per-skill limits: files, and bytes over all files. */
 export const MAX_SKILL_FILES = 512
 export const MAX_SKILL_BYTES = 16 * 1024 * 1024
@@ -468,12 +477,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const digests = new Map<string, { readonly fingerprint: Fingerprint; readonly digest: string }>()
 
     /**
-     * Every file of a skill with its size and `sha256:` digest, within the Skills extension's
-     * limits (files per skill, bytes per skill) and the file size limit. Digests are computed
-     * on first use and cached by fingerprint; SKILL.md's frontmatter is parsed from the very
-     * bytes that were hashed, so the two always agree.
+     * A skill's files as the Skills extension would list them (path order), or why the
+     * extension cannot serve the skill: over its limits (files per skill, bytes per skill), a
+     * file over the file size limit, or folders too deep. Nothing is read or hashed.
      */
-    const manifest = Effect.fn("SkillFiles.manifest")(function* (skill: SkillRef) {
+    const inventory = Effect.fn("SkillFiles.inventory")(function* (skill: SkillRef) {
       const base = yield* skillBase(skill)
       const files: Array<{ readonly path: string; readonly info: Stats }> = []
       let total = 0
@@ -499,6 +507,25 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       if (problem === undefined && !complete) {
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`
       }
+      return { base, files, ...(problem === undefined ? {} : { problem }) }
+    })
+
+    /**
+     * Every file of a skill with its size and `sha256:` digest (see `inventory` for when the
+     * extension cannot serve it, and `FRONTMATTER_FIRST`). Digests are computed on first use
+     * and cached by fingerprint; SKILL.md's frontmatter is parsed from the very bytes that were
+     * hashed, so the two always agree.
+     */
+    /** Skills found unservable over the extension, by folder, with the reason (see `leftOut`). */
+    const leftOut = new Map<string, string>()
+    const noteLeftOut = (skill: SkillRef, problem: string | undefined) => {
+      if (problem === undefined) leftOut.delete(skill.dir)
+      else leftOut.set(skill.dir, problem)
+    }
+
+    const manifest = Effect.fn("SkillFiles.manifest")(function* (skill: SkillRef) {
+      const { base, files, problem } = yield* inventory(skill)
+      noteLeftOut(skill, problem)
       if (problem !== undefined) return yield* new SkillNotPublished({ skillId: skill.id, reason: problem })
       if (digests.size > MAX_CACHED_DIGESTS) digests.clear()
       let frontmatter: ParsedFrontmatter | undefined
@@ -519,14 +546,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             const content = yield* readBytes(skill, file.path)
             const digest = `sha256:${createHash("sha256").update(content.bytes).digest("hex")}`
             if (file.path === SKILL_FILE) {
-              // The extension's hosts parse SKILL.md from its first byte (the specification: it
-              // "MUST begin with YAML frontmatter"); the tools also accept blank lines or a BOM first.
-              if (!Buffer.from(content.bytes.subarray(0, 3)).equals(FRONTMATTER_START)) {
-                return yield* new SkillNotPublished({
-                  skillId: skill.id,
-                  reason:
-                    "its SKILL.md does not begin with '---' (remove the blank lines or byte order mark before it)",
-                })
+              if (!beginsWithFrontmatter(content.bytes)) {
+                noteLeftOut(skill, FRONTMATTER_FIRST)
+                return yield* new SkillNotPublished({ skillId: skill.id, reason: FRONTMATTER_FIRST })
               }
               const parsed = parseSkillText(
                 path.join(skill.dir, SKILL_FILE),
@@ -579,6 +601,34 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       }
     })
 
-    return { resolve, readBytes, readText, list, children, read, loadSkill, manifest, maxFileBytes } as const
+    /** Why the Skills extension cannot serve a skill (limits, SKILL.md's first bytes), if it cannot. */
+    const publicationProblem = Effect.fn("SkillFiles.publicationProblem")(function* (skill: SkillRef) {
+      const found = yield* inventory(skill)
+      const head = found.problem === undefined ? yield* readBytes(skill, SKILL_FILE) : undefined
+      const problem =
+        found.problem ??
+        (head === undefined || beginsWithFrontmatter(head.bytes) ? undefined : FRONTMATTER_FIRST)
+      noteLeftOut(skill, problem)
+      return problem
+    })
+
+    return {
+      resolve,
+      readBytes,
+      readText,
+      list,
+      children,
+      read,
+      loadSkill,
+      manifest,
+      publicationProblem,
+      /**
+       * Skills found unservable over the extension (over its limits, SKILL.md not beginning
+       * with `---`) when they were last listed, fetched or checked: skill folder -> reason.
+       * These show only once looked at: the catalog never walks a skill's files by itself.
+       */
+      leftOut: (): ReadonlyMap<string, string> => leftOut,
+      maxFileBytes,
+    } as const
   }),
 }) {}

@@ -236,7 +236,8 @@ export const makeServer = (
         const current = yield* catalog.peek
         const target = yield* resolveUri(current, uri)
         if (target._tag === "PromptXml") return { signature: `catalog ${current.version}`, folders: [] }
-        if (target._tag === "Diagnostics") return { signature: diagnosticsText(current), folders: [] }
+        if (target._tag === "Diagnostics")
+          return { signature: diagnosticsText(current, files.leftOut()), folders: [] }
         if (target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT) {
           const { files: listed } = yield* files.manifest(target.skill)
           const folders = new Set(

@@ -129,8 +129,8 @@ const diagnosticsResource: Resource = {
 }
 
 /** The text of `skill://diagnostics`. */
-export const diagnosticsText = (snapshot: Snapshot): string =>
-  JSON.stringify(diagnosticsDocument(snapshot), null, 2)
+export const diagnosticsText = (snapshot: Snapshot, leftOut: ReadonlyMap<string, string>): string =>
+  JSON.stringify(diagnosticsDocument(snapshot, leftOut), null, 2)
 
 export const listResources = (params: typeof ListResourcesParams.Type) =>
   Effect.gen(function* () {
@@ -179,7 +179,11 @@ export const readResource = (params: typeof UriParams.Type) =>
     const target = yield* resolveUri(snapshot, params.uri)
     const contents = yield* Effect.gen(function* () {
       if (target._tag === "Diagnostics") {
-        return { uri: params.uri, mimeType: "application/json", text: diagnosticsText(snapshot) }
+        return {
+          uri: params.uri,
+          mimeType: "application/json",
+          text: diagnosticsText(snapshot, files.leftOut()),
+        }
       }
       if (target._tag === "PromptXml") {
         return {

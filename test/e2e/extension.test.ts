@@ -245,6 +245,24 @@ describe("MCP Skills extension", () => {
     expect(error.message).toContain(message)
   })
 
+  it("names the skills left out for their content in skill://diagnostics, once listed", async () => {
+    await listAllSkills()
+    const { contents } = await server.client.readResource({ uri: "skill://diagnostics" })
+    const content = contents[0]
+    const document = JSON.parse(content !== undefined && "text" in content ? content.text : "{}") as {
+      unpublished: Array<{ id: string; reason: string }>
+    }
+    expect(document.unpublished).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: "many-files", reason: "it has more than 512 files" }),
+        expect.objectContaining({
+          id: "blank-first",
+          reason: expect.stringContaining("does not begin with '---'"),
+        }),
+      ]),
+    )
+  })
+
   it("reads directories: direct children, folders as inode/directory, paged", async () => {
     const root = await request("resources/directory/read", { uri: "skill://pdf-processing" }, DirectoryResult)
     expect(root.resources).toEqual([

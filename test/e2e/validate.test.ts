@@ -3,6 +3,7 @@
  * --strict, exit codes), `list`, and the `skill://diagnostics` resource of the server.
  */
 import * as fs from "node:fs/promises"
+import * as os from "node:os"
 import * as path from "node:path"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LintReport } from "../../src/Lint.js"
 import type { RunningServer } from "../support/server.js"
 import { copyFixtures, eventually, PROJECT, runRaw, startServer } from "../support/server.js"
+import { skillMd, writeTree } from "../support/tree.js"
 
 const LINT = path.join(PROJECT, "fixtures", "lint")
 const VALID = path.join(PROJECT, "fixtures", "valid")
@@ -227,6 +229,38 @@ describe("skills-mcp list", () => {
       },
     ])
     expect(document.unpublished.map((left) => left.id)).toEqual(["release-notes"])
+  })
+
+  it("marks skills the extension cannot serve for their content as not listed, with the reason", async () => {
+    const root = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-list-")))
+    try {
+      await writeTree(root, {
+        "ok/SKILL.md": skillMd("ok", "Fine."),
+        "blank-first/SKILL.md": `\n${skillMd("blank-first", "Blank line first.")}`,
+        "many/SKILL.md": skillMd("many", "Too many files."),
+        ...Object.fromEntries(Array.from({ length: 512 }, (_, i) => [`many/data/${i}.txt`, `${i}`])),
+      })
+      const run = await runRaw(["list", "--json", root], [], { HOME: path.join(LINT, "no-home") })
+      expect(run.code).toBe(0)
+      const document = JSON.parse(run.stdout) as {
+        served: Array<{ id: string; published: boolean }>
+        unpublished: Array<{ id: string; reason: string }>
+      }
+      expect(document.served.map((skill) => [skill.id, skill.published])).toEqual([
+        ["blank-first", false],
+        ["many", false],
+        ["ok", true],
+      ])
+      expect(document.unpublished).toEqual([
+        expect.objectContaining({
+          id: "blank-first",
+          reason: expect.stringContaining("does not begin with '---'"),
+        }),
+        expect.objectContaining({ id: "many", reason: "it has more than 512 files" }),
+      ])
+    } finally {
+      await fs.rm(root, { recursive: true, force: true })
+    }
   })
 
   it("refuses validate-only options", async () => {
