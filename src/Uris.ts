@@ -34,7 +34,16 @@ export const skillPathOf = (skill: UriSubject): ReadonlyArray<string> => [
 /** The lookup key of a skill path (decoded segments joined with `/`). */
 export const pathKey = (segments: ReadonlyArray<string>): string => segments.join("/")
 
-const encodeSegments = (segments: ReadonlyArray<string>) => segments.map(encodeURIComponent).join("/")
+/**
+ * A path segment as written in a URI: letters and digits of any script stay as they are, so
+ * the last segment of a skill path is the skill's `name` itself (SEP-2640: it "MUST equal"
+ * the name; `café` is not `caf%C3%A9`); anything else outside RFC 3986's unreserved set is
+ * percent-encoded. Reading decodes either spelling.
+ */
+const encodeSegment = (segment: string) =>
+  segment.replace(/[^\p{L}\p{N}\-._~]/gu, (char) => encodeURIComponent(char))
+
+const encodeSegments = (segments: ReadonlyArray<string>) => segments.map(encodeSegment).join("/")
 
 /** `skill://<skill-path>`: the skill's root directory resource. */
 export const skillRootUri = (skillPath: ReadonlyArray<string>): string =>

@@ -22,6 +22,14 @@ describe("skill:// URIs", () => {
     expect(fileUri(["pdf"], "")).toBe("skill://pdf")
   })
 
+  it("keeps letters of any script as they are, so the last segment is the skill's name itself", () => {
+    expect(skillMdUri(["équipe", "café"])).toBe("skill://équipe/café/SKILL.md")
+    expect(fileUri(["日本語"], "références/100% sûr?.md")).toBe(
+      "skill://日本語/références/100%25%20sûr%3F.md",
+    )
+    expect(fileUri(["x"], "emoji 🧪.md")).toBe("skill://x/emoji%20%F0%9F%A7%AA.md")
+  })
+
   it("round-trips what it builds", () => {
     const uri = fileUri(["été", "pdf"], "références/guide #1.md")
     expect(parseSkillUri(uri)).toEqual(Either.right(["été", "pdf", "références", "guide #1.md"]))

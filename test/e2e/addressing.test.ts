@@ -33,6 +33,8 @@ beforeAll(async () => {
     // Named like the catalog document skill://prompt-xml: its folder is still a directory.
     "prompt-xml/SKILL.md": skillMd("prompt-xml", "A skill named prompt-xml."),
     "prompt-xml/notes.md": "notes\n",
+    // A name in another script: the URI's last segment is the name itself.
+    "café/SKILL.md": skillMd("café", "A skill with a Unicode name."),
   })
   await writeTree(second, {
     // Same URI as first/template (same name): the first root wins it.
@@ -67,6 +69,7 @@ describe("URIs when names and folders disagree", () => {
     const skills = listed.filter((resource) => resource.mimeType === "text/markdown")
     expect(skills.map((resource) => resource.uri).sort()).toEqual([
       "skill://bar/SKILL.md",
+      "skill://café/SKILL.md",
       "skill://prompt-xml/SKILL.md",
       "skill://template-skill/SKILL.md",
     ])
@@ -82,9 +85,15 @@ describe("URIs when names and folders disagree", () => {
     }
     expect(skills.map((skill) => skill.uri).sort()).toEqual([
       "skill://bar/SKILL.md",
+      "skill://café/SKILL.md",
       "skill://prompt-xml/SKILL.md",
       "skill://template-skill/SKILL.md",
     ])
+    // Either spelling of the name reaches it.
+    for (const uri of ["skill://café/SKILL.md", "skill://caf%C3%A9/SKILL.md"]) {
+      const { skill } = (await request("skills/get", { uri })) as { skill: { uri: string } }
+      expect(skill.uri).toBe("skill://café/SKILL.md")
+    }
     const { skill } = (await request("skills/get", { uri: "skill://template-skill/SKILL.md" })) as {
       skill: { frontmatter: { description: string }; resources: Array<{ uri: string }> }
     }
@@ -124,7 +133,7 @@ describe("URIs when names and folders disagree", () => {
       ref: { type: "ref/resource", uri: "skill://{+skill}/{+path}" },
       argument: { name: "skill", value: "" },
     })
-    expect([...paths.completion.values].sort()).toEqual(["bar", "prompt-xml", "template-skill"])
+    expect([...paths.completion.values].sort()).toEqual(["bar", "café", "prompt-xml", "template-skill"])
   })
 
   it("keeps skill://prompt-xml the catalog for reads, and a folder for directory reads", async () => {
