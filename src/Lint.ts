@@ -13,7 +13,7 @@ import { displayPath } from "./CatalogReport.js"
 import type { Candidate } from "./Discovery.js"
 import { Discovery, SKILL_FILE } from "./Discovery.js"
 import { parseSkillText, splitFrontmatter } from "./Frontmatter.js"
-import { readDirOrNull, statOrNull } from "./Paths.js"
+import { isInside, readDirOrNull, statOrNull } from "./Paths.js"
 import { Settings } from "./Settings.js"
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles } from "./SkillFiles.js"
 import type { Diagnostic, SkillSize } from "./Validation.js"
@@ -28,6 +28,7 @@ import {
   fileReferences,
   frontmatterRuleId,
   missingReference,
+  outsideReference,
   RULE_IDS,
   symlinkArtefactReason,
   symlinkTargetIn,
@@ -209,8 +210,13 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
         const length = checkLength(text)
         if (length !== undefined) diagnostics.push(length)
         const references = fileReferences(parsed.right.body, parsed.right.endLine + 1)
+        const within = (reference: (typeof references)[number]) =>
+          isInside(candidate.dir, path.resolve(candidate.dir, reference.path))
+        const inside = references.filter(within)
+        const outside = references.filter((reference) => !within(reference))
+        diagnostics.push(...outside.map(outsideReference))
         const missing = yield* Effect.filter(
-          references,
+          inside,
           (reference) =>
             Effect.map(statOrNull(path.resolve(candidate.dir, reference.path)), (info) => info === null),
           { concurrency: 8 },

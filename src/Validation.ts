@@ -57,6 +57,10 @@ export const RULES = {
     severity: "warning",
     summary: "files SKILL.md references by relative path exist",
   },
+  "reference-outside": {
+    severity: "warning",
+    summary: "files SKILL.md references by relative path are inside the skill folder",
+  },
   "skill-too-large": {
     severity: "warning",
     summary: "the skill fits the MCP Skills extension: at most 512 files and 16 MiB",
@@ -403,32 +407,111 @@ const asRelativePath = (target: string): string | undefined => {
 }
 
 /**
+ * Words that make a mention an example of a path, not a reference to a file of this skill:
+ * "e.g.", "for example", "Example:", "**Examples**:", "example files". ("Example patterns" is
+ * not one: a real reference may sit beside it.)
+ */
+const EXAMPLE_WORDS =
+  /\b(?:e\.g\.|for (?:example|instance)\b|examples?(?:\*\*|__)?\s*:|examples? (?:files?|paths?|names?)\b)/i
+const LIST_ITEM = /^\s*(?:[-*+]|\d{1,9}[.)])\s/
+const HEADING = /^ {0,3}#{1,6}(?:\s|$)/
+
+interface LineKind {
+  /** A fence line or inside a fenced code block. */
+  readonly code: boolean
+  /** What the line mentions is given as an example ("e.g. `references/x.md`"). */
+  readonly example: boolean
+}
+
+/**
+ * What each line of a body is. Blocks are paragraphs, list items (with their continuation
+ * lines) and fenced code blocks; a block is an example when it says so ("e.g.", "example",
+ * "for instance"), or when it is a list or code block after a paragraph that says so and ends
+ * with a colon ("Example: when building ... the analysis shows:").
+ */
+const lineKinds = (lines: ReadonlyArray<string>): Array<LineKind> => {
+  const kinds = lines.map((): LineKind => ({ code: false, example: false }))
+  let start = 0
+  let block: "paragraph" | "item" | "code" = "paragraph"
+  /** The last paragraph gave an example and ended with a colon: lists and code after it do too. */
+  let introduced = false
+  let fence: string | undefined
+  const close = (end: number) => {
+    if (end <= start) return
+    const text = lines.slice(start, end).join("\n")
+    const example = EXAMPLE_WORDS.test(text) || (block !== "paragraph" && introduced)
+    for (let index = start; index < end; index++) kinds[index] = { code: block === "code", example }
+    if (block === "paragraph") introduced = EXAMPLE_WORDS.test(text) && /:\s*$/.test(text)
+  }
+  const open = (at: number, next: typeof block) => {
+    start = at
+    block = next
+  }
+  lines.forEach((text, index) => {
+    const marker = FENCE.exec(text)?.[1]
+    if (fence !== undefined) {
+      if (
+        marker !== undefined &&
+        marker[0] === fence[0] &&
+        marker.length >= fence.length &&
+        text.trim() === marker
+      ) {
+        close(index + 1)
+        fence = undefined
+        open(index + 1, "paragraph")
+      }
+    } else if (marker !== undefined) {
+      close(index)
+      fence = marker
+      open(index, "code")
+    } else if (text.trim() === "" || HEADING.test(text)) {
+      close(index)
+      if (HEADING.test(text)) introduced = false
+      open(index + 1, "paragraph")
+    } else if (LIST_ITEM.test(text)) {
+      close(index)
+      open(index, "item")
+    }
+  })
+  close(lines.length)
+  return kinds
+}
+
+/** The text with HTML comments blanked out (their lines kept, so line numbers hold). */
+const withoutComments = (text: string) =>
+  text.replace(/<!--[\s\S]*?(?:-->|$)/g, (comment) => comment.replace(/[^\n]/g, " "))
+
+/**
  * Files a SKILL.md body refers to by relative path: targets of markdown links, images,
  * link definitions and HTML `src`/`href` (outside code blocks), and `scripts/...`,
- * `references/...` and `assets/...` paths anywhere. `firstLine` is the body's first line in
- * the file. Each path is reported once, at its first line.
+ * `references/...` and `assets/...` paths anywhere, code blocks included, unless given as
+ * examples (see `lineKinds`). Nothing in HTML comments is a reference. `firstLine` is the body's
+ * first line in the file. Each path is reported once, at its first line.
  */
 export const fileReferences = (body: string, firstLine: number): Array<FileReference> => {
   const found = new Map<string, number>()
   const add = (candidate: string | undefined, line: number) => {
     if (candidate !== undefined && !found.has(candidate)) found.set(candidate, line)
   }
-  let fence: string | undefined
-  body.split("\n").forEach((raw, index) => {
-    const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw
+  const lines = withoutComments(body)
+    .split("\n")
+    .map((raw) => (raw.endsWith("\r") ? raw.slice(0, -1) : raw))
+  const kinds = lineKinds(lines)
+  lines.forEach((text, index) => {
     const line = firstLine + index
-    const marker = FENCE.exec(text)?.[1]
+    const kind = kinds[index]
+    if (kind === undefined) return
     let scanned = text
-    if (marker !== undefined) {
-      if (fence === undefined) fence = marker
-      else if (marker[0] === fence[0] && marker.length >= fence.length && text.trim() === marker)
-        fence = undefined
-    } else if (fence === undefined) {
+    if (!kind.code) {
+      // Links are deliberate, examples or not.
       const prose = text.replace(/``[^`]*``|`[^`]*`/g, " ")
       for (const match of prose.matchAll(INLINE_LINK)) add(asRelativePath(match[1] ?? ""), line)
       for (const match of prose.matchAll(HTML_SOURCE)) add(asRelativePath(match[1] ?? ""), line)
       const definition = LINK_DEFINITION.exec(text)?.[1]
       if (definition !== undefined) add(asRelativePath(definition), line)
+    }
+    if (kind.example) return
+    if (!kind.code) {
       // A code span that is one path (`references/naïve guide.md`) is that path, spaces included.
       for (const match of text.matchAll(/`([^`]+)`/g)) {
         const content = (match[1] ?? "").trim()
@@ -449,6 +532,13 @@ export const fileReferences = (body: string, firstLine: number): Array<FileRefer
   })
   return [...found].map(([path, line]) => ({ path, line }))
 }
+
+export const outsideReference = (reference: FileReference): Diagnostic =>
+  diagnostic(
+    "reference-outside",
+    `SKILL.md refers to '${reference.path}', outside the skill folder: agents that read the skill through the server (read_skill_file, skill:// resources) cannot open it, and a copied skill loses it. Move the file into the skill folder.`,
+    reference.line,
+  )
 
 export const missingReference = (reference: FileReference): Diagnostic =>
   diagnostic(

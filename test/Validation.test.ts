@@ -371,6 +371,37 @@ describe("file rules", () => {
     ])
   })
 
+  it("does not take paths given as examples, or in HTML comments, for references", () => {
+    const body = [
+      "# Layout", // 1
+      "- **Example**: `scripts/rotate.py` for rotation tasks", // 2
+      "- **Examples**: `references/finance.md` for schemas,", // 3
+      "  `references/mnda.md` for the NDA template", // 4
+      "- Bare paths (e.g. `references/guide.md`) resolve; e.g. [links](references/linked.md) count.", // 5
+      "", // 6
+      "Example: when building a skill for queries, the analysis shows:", // 7
+      "", // 8
+      "1. An `assets/hello-world/` template would help", // 9
+      "2. A `references/schema.md` file would help", // 10
+      "", // 11
+      "## Steps", // 12
+      "", // 13
+      "1. Run `scripts/real.py` first.", // 14
+      "<!-- scripts/commented.py", // 15
+      "     and references/also-commented.md -->", // 16
+      "See [the real guide](references/real.md) and https://example.com/x with example patterns.", // 17
+      "```bash", // 18
+      "python3 scripts/in-code.py # not an example", // 19
+      "```", // 20
+    ].join("\n")
+    expect(fileReferences(body, 1)).toEqual([
+      { path: "references/linked.md", line: 5 },
+      { path: "scripts/real.py", line: 14 },
+      { path: "references/real.md", line: 17 },
+      { path: "scripts/in-code.py", line: 19 },
+    ])
+  })
+
   it("warns when a skill is over the Skills extension's limits", () => {
     const limits = { files: 512, bytes: 16 * 1024 * 1024 }
     expect(checkSize({ files: 512, bytes: 16 * 1024 * 1024, partial: false }, limits)).toBeUndefined()
@@ -407,8 +438,13 @@ describe("the rule table", () => {
       expect(["error", "warning"]).toContain(RULES[rule].severity)
       expect(RULES[rule].summary.length).toBeGreaterThan(10)
     }
-    // skill-unreadable, reference-missing and path-skipped need the disk: Lint.test.ts.
-    const onDisk = new Set<RuleId>(["skill-unreadable", "reference-missing", "path-skipped"])
+    // skill-unreadable, reference-missing, reference-outside and path-skipped need the disk: Lint.test.ts.
+    const onDisk = new Set<RuleId>([
+      "skill-unreadable",
+      "reference-missing",
+      "reference-outside",
+      "path-skipped",
+    ])
     expect(RULE_IDS.filter((rule) => !covered.has(rule) && !onDisk.has(rule))).toEqual([])
   })
 })
