@@ -621,17 +621,19 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       )
 
     /**
-     * After file changes: when each changed path is a skill folder or directly inside one, only
-     * those skills' SKILL.md are checked again; anything else (a skill added, removed or
-     * renamed) re-discovers the roots. Either way only changed files are read.
+     * After file changes: when each changed path is directly inside a skill folder, only those
+     * skills' SKILL.md are checked again; anything else (a skill folder added, removed, renamed
+     * or replaced) re-discovers the roots. Either way only changed files are read.
      */
     const refreshPaths = (paths: ReadonlyArray<string>) =>
       lock.withPermits(1)(
         Effect.gen(function* () {
           const touched = new Set<Candidate>()
           for (const changed of paths) {
-            const candidate = candidateByDir.get(changed) ?? candidateByDir.get(path.dirname(changed))
-            if (candidate === undefined) return yield* rescan(asyncFs)
+            // Only a change inside a skill folder is checked on its own: a change of the folder
+            // itself (renamed, removed, replaced by a link) is for discovery to judge.
+            const candidate = candidateByDir.get(path.dirname(changed))
+            if (candidate === undefined || candidateByDir.has(changed)) return yield* rescan(asyncFs)
             touched.add(candidate)
           }
           if (touched.size === 0) return false

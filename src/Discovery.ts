@@ -111,7 +111,13 @@ export const discoverRoot = async (
     const file = childPath(pending.dir, SKILL_FILE)
     let info = await port.lstat(file)
     if (info === null) return null
-    if (permits !== undefined && !permits(path.basename(pending.dir))) return "refused"
+    // The operator's lists apply to the folder's name and to its real name: a link cannot
+    // give a denied skill another id.
+    if (
+      permits !== undefined &&
+      !(permits(path.basename(pending.dir)) && permits(path.basename(pending.real)))
+    )
+      return "refused"
     if (info.isSymbolicLink()) {
       const real = await port.realpath(file)
       if (real === null || !isInside(pending.real, real)) {

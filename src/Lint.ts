@@ -149,30 +149,33 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
 
     /** The skill's file count and bytes, as the Skills extension's manifest would count them. */
     const sizeOf = (candidate: Candidate) =>
-      Effect.map(Effect.option(files.list({ id: candidate.id, dir: candidate.dir }, "")), (listing) => {
-        if (listing._tag === "None") return undefined
-        let count = 0
-        let bytes = 0
-        let oversized: SkillSize["oversized"]
-        for (const entry of listing.value.entries) {
-          if (entry.type !== "file") continue
-          count++
-          bytes += entry.size ?? 0
-          if (oversized === undefined && (entry.size ?? 0) > settings.maxFileBytes)
-            oversized = { path: entry.path, size: entry.size ?? 0, limit: settings.maxFileBytes }
-        }
-        const size: SkillSize = {
-          files: count,
-          bytes,
-          partial: listing.value.truncated,
-          ...(oversized === undefined ? {} : { oversized }),
-        }
-        return size
-      })
+      Effect.map(
+        Effect.option(files.list({ id: candidate.id, dir: candidate.dir, root: candidate.root.path }, "")),
+        (listing) => {
+          if (listing._tag === "None") return undefined
+          let count = 0
+          let bytes = 0
+          let oversized: SkillSize["oversized"]
+          for (const entry of listing.value.entries) {
+            if (entry.type !== "file") continue
+            count++
+            bytes += entry.size ?? 0
+            if (oversized === undefined && (entry.size ?? 0) > settings.maxFileBytes)
+              oversized = { path: entry.path, size: entry.size ?? 0, limit: settings.maxFileBytes }
+          }
+          const size: SkillSize = {
+            files: count,
+            bytes,
+            partial: listing.value.truncated,
+            ...(oversized === undefined ? {} : { oversized }),
+          }
+          return size
+        },
+      )
 
     const checkOne = (candidate: Candidate) =>
       Effect.gen(function* () {
-        const skill = { id: candidate.id, dir: candidate.dir }
+        const skill = { id: candidate.id, dir: candidate.dir, root: candidate.root.path }
         const where = at(candidate.file)
         const read = yield* Effect.either(files.readBytes(skill, SKILL_FILE))
         if (Either.isLeft(read)) {

@@ -42,6 +42,8 @@ import { Settings } from "./Settings.js"
 export interface SkillRef {
   readonly id: string
   readonly dir: string
+  /** The skills folder (root) the skill was found in: the skill must still be inside it. */
+  readonly root: string
 }
 
 export interface ResolvedPath {
@@ -193,14 +195,25 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
   effect: Effect.gen(function* () {
     const { maxFileBytes } = yield* Settings
 
+    /**
+     * The skill folder's real path, checked on every use: it must still be inside its root's
+     * real path, as discovery found it. A folder swapped for a link that leads elsewhere
+     * between two catalog refreshes is refused, not followed.
+     */
     const skillBase = (skill: SkillRef) =>
-      Effect.flatMap(realPathNative(skill.dir), (base) =>
-        base === null
-          ? Effect.fail(
-              new SkillUnreadable({ skillId: skill.id, path: skill.dir, reason: "the skill folder is gone" }),
-            )
-          : Effect.succeed(base),
-      )
+      Effect.gen(function* () {
+        const base = yield* realPathNative(skill.dir)
+        const root = yield* realPathNative(skill.root)
+        if (base === null || root === null) {
+          return yield* new SkillUnreadable({
+            skillId: skill.id,
+            path: skill.dir,
+            reason: "the skill folder is gone",
+          })
+        }
+        if (!isInside(root, base)) return yield* new PathEscape({ skillId: skill.id, requested: skill.dir })
+        return base
+      })
 
     /** Resolves `requested` inside the skill, or fails without revealing anything outside it. */
     const resolve = Effect.fn("SkillFiles.resolve")(function* (skill: SkillRef, requested: string) {

@@ -32,7 +32,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     Effect.gen(function* () {
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf` }
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root }
       expect((yield* files.readText(skill, "references/guide.md")).text).toBe("guide")
       expect((yield* files.readText(skill, "./references//guide.md")).text).toBe("guide")
       expect((yield* files.readText(skill, "inner-link.md")).text).toBe("guide")
@@ -58,7 +58,9 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     Effect.gen(function* () {
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/skills/pdf` }, requested))
+      const error = yield* Effect.flip(
+        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, root }, requested),
+      )
       expect(error._tag).toBe("PathEscape")
       expect(error.message).not.toContain("secret")
     }),
@@ -71,7 +73,9 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     Effect.gen(function* () {
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/skills/pdf` }, requested))
+      const error = yield* Effect.flip(
+        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, root }, requested),
+      )
       expect(error._tag).toBe("InvalidArgument")
       expect(error.message).toContain("NUL")
     }),
@@ -88,7 +92,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         "pdf/secret": "decoy inside the skill",
       })
       const files = yield* SkillFiles
-      const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/pdf` }, "x.md"))
+      const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/pdf`, root }, "x.md"))
       expect(error._tag).toBe("PathEscape")
     }),
   )
@@ -98,7 +102,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       const root = yield* fixture()
       const files = yield* SkillFiles
       const error = yield* Effect.flip(
-        files.readText({ id: "pdf", dir: `${root}/skills/pdf` }, "references/nope.md"),
+        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, root }, "references/nope.md"),
       )
       expect(error._tag).toBe("FileNotFound")
       expect(error.message).toContain("references/nope.md")
@@ -109,7 +113,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     Effect.gen(function* () {
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf` }
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root }
       const big = yield* Effect.flip(files.readText(skill, "big.txt"))
       expect(big._tag).toBe("FileTooLarge")
       expect(big.message).toContain("2048 bytes")
@@ -125,7 +129,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     Effect.gen(function* () {
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const listing = yield* files.list({ id: "pdf", dir: `${root}/skills/pdf` }, "")
+      const listing = yield* files.list({ id: "pdf", dir: `${root}/skills/pdf`, root }, "")
       expect(listing.entries.map((entry) => entry.path)).toEqual([
         "SKILL.md",
         "assets",
@@ -137,7 +141,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         "references/deep/more.md",
         "references/guide.md",
       ])
-      const sub = yield* files.read({ id: "pdf", dir: `${root}/skills/pdf` }, "references")
+      const sub = yield* files.read({ id: "pdf", dir: `${root}/skills/pdf`, root }, "references")
       expect(sub._tag === "Listing" && sub.listing.entries.map((entry) => entry.path)).toEqual([
         "references/deep",
         "references/deep/more.md",
@@ -160,7 +164,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         "secret.txt": "secret",
       })
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/pdf` }
+      const skill = { id: "pdf", dir: `${root}/pdf`, root }
       const manifest = yield* files.manifest(skill)
       expect(manifest.files).toEqual([
         { path: "SKILL.md", size: skillMd("pdf", "PDF").length, digest: sha(skillMd("pdf", "PDF")) },
@@ -187,9 +191,9 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         "big/big.txt": "x".repeat(2048),
       })
       const files = yield* SkillFiles
-      const tooMany = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many` }))
+      const tooMany = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many`, root }))
       expect(tooMany.message).toContain("more than 512 files")
-      const tooBig = yield* Effect.flip(files.manifest({ id: "big", dir: `${root}/big` }))
+      const tooBig = yield* Effect.flip(files.manifest({ id: "big", dir: `${root}/big`, root }))
       expect(tooBig.message).toContain("'big.txt' is 2048 bytes")
     }),
   )
