@@ -248,22 +248,27 @@ export const editDistance = (a: string, b: string): number => {
   return previous[b.length] ?? 0
 }
 
+/** Longest query suggestions are looked for: longer ones are not a mistyped id. */
+const MAX_SUGGESTION_QUERY = 200
+
 /** Up to `count` ids closest to `query` (ignoring case), nearest first; unrelated ids are left out. */
 export const closestIds = (skills: ReadonlyArray<Skill>, query: string, count = 3): Array<string> => {
+  if (query.length > MAX_SUGGESTION_QUERY) return []
   const needle = query.toLowerCase()
-  return (
-    skills
-      .map((skill) => {
-        const id = skill.id.toLowerCase()
-        const distance = id.includes(needle) || needle.includes(id) ? 0.5 : editDistance(needle, id)
-        return { id: skill.id, distance, bound: Math.max(needle.length, id.length) }
-      })
+  return skills
+    .flatMap((skill) => {
+      const id = skill.id.toLowerCase()
       // A typo or two (a third of the longer word): further off, an id is a guess, not a hint.
-      .filter((entry) => entry.distance <= Math.max(2, entry.bound / 3))
-      .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
-      .slice(0, count)
-      .map((entry) => entry.id)
-  )
+      const limit = Math.max(2, Math.max(needle.length, id.length) / 3)
+      if (id.includes(needle) || needle.includes(id)) return [{ id: skill.id, distance: 0.5 }]
+      // The distance is at least the difference in length: most ids need no computing.
+      if (Math.abs(needle.length - id.length) > limit) return []
+      const distance = editDistance(needle, id)
+      return distance <= limit ? [{ id: skill.id, distance }] : []
+    })
+    .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : 1))
+    .slice(0, count)
+    .map((entry) => entry.id)
 }
 
 const CURSOR_PREFIX = "o:"

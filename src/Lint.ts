@@ -213,8 +213,9 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
         const length = checkLength(text)
         if (length !== undefined) diagnostics.push(length)
         const references = fileReferences(parsed.right.body, parsed.right.endLine + 1)
+        const skillDir = path.resolve(candidate.dir)
         const within = (reference: (typeof references)[number]) =>
-          isInside(candidate.dir, path.resolve(candidate.dir, reference.path))
+          isInside(skillDir, path.resolve(skillDir, reference.path))
         const inside = references.filter(within)
         const outside = references.filter((reference) => !within(reference))
         diagnostics.push(...outside.map(outsideReference))

@@ -53,8 +53,13 @@ export interface SettingsShape {
 
 export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
   /** Settings for tests and library users: defaults plus what is given, no disk access. */
+  /** Settings as given (roots made absolute and normalized, as discovery expects them). */
   static readonly make = (overrides: Partial<SettingsShape> = {}): Layer.Layer<Settings> =>
-    Layer.succeed(Settings, { ...defaults, ...overrides })
+    Layer.succeed(Settings, {
+      ...defaults,
+      ...overrides,
+      roots: (overrides.roots ?? defaults.roots).map((root) => ({ ...root, path: path.resolve(root.path) })),
+    })
 
   /** Settings from parsed command-line input and the environment (see `resolveSettings`). */
   static readonly fromInput = (input: SettingsInput): Layer.Layer<Settings, UsageError> =>

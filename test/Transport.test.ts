@@ -44,6 +44,73 @@ describe("LineTransport", () => {
     ])
   })
 
+  it("refuses a request reusing the id of one in flight, so floods of one id stay bounded", async () => {
+    const { input, written, received, transport } = setup()
+    await transport.start()
+    input.write('{"jsonrpc":"2.0","id":7,"method":"ping"}\n{"jsonrpc":"2.0","id":7,"method":"ping"}\n')
+    await tick()
+    expect(received).toEqual([{ jsonrpc: "2.0", id: 7, method: "ping" }])
+    expect(written).toMatchObject([
+      { id: 7, error: { code: -32600, message: expect.stringContaining("already in use") } },
+    ])
+    expect(transport.pending).toBe(1)
+    // Once answered, the id may be used again.
+    await transport.send({ jsonrpc: "2.0", id: 7, result: {} })
+    input.write('{"jsonrpc":"2.0","id":7,"method":"ping"}\n')
+    await tick()
+    expect(received).toHaveLength(2)
+  })
+
+  it("refuses a second initialize once one was answered", async () => {
+    const { input, written, received, transport } = setup(2_000)
+    await transport.start()
+    const initialize = (id: number) =>
+      `${JSON.stringify({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: `c${id}`, version: "1" } } })}\n`
+    input.write(initialize(1))
+    await tick()
+    await transport.send({ jsonrpc: "2.0", id: 1, result: {} })
+    input.write(initialize(2))
+    await tick()
+    expect(received.map((message) => ("id" in message ? message.id : undefined))).toEqual([1])
+    expect(written).toMatchObject([
+      { id: 1 },
+      { id: 2, error: { code: -32600, message: expect.stringContaining("already initialized") } },
+    ])
+  })
+
+  it("refuses a message nested too deeply before parsing it, and reads on", async () => {
+    const { input, written, received, transport } = setup(1_000_000)
+    await transport.start()
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`
+    input.write(`{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"arguments":{"x":${deep}}}}\n`)
+    input.write(
+      '{"jsonrpc":"2.0","id":2,"method":"ping","params":{"note":"[[[[ in a string is not nesting"}}\n',
+    )
+    await tick()
+    expect(written).toMatchObject([
+      { id: "deep", error: { code: -32600, message: expect.stringContaining("nested deeper") } },
+    ])
+    expect(received).toMatchObject([{ id: 2, method: "ping" }])
+  })
+
+  it("keeps reading after a message the server fails on, answering that request", async () => {
+    const { input, written, transport } = setup()
+    const received: Array<unknown> = []
+    transport.onmessage = (message) => {
+      if ("id" in message && message.id === 1) throw new RangeError("Maximum call stack size exceeded")
+      received.push(message)
+    }
+    const errors: Array<string> = []
+    transport.onerror = (error) => errors.push(error.message)
+    await transport.start()
+    input.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    await tick()
+    expect(received).toMatchObject([{ id: 2 }])
+    expect(written).toMatchObject([{ id: 1, error: { code: -32603 } }])
+    expect(errors).toEqual(["Maximum call stack size exceeded"])
+    expect(transport.pending).toBe(1)
+  })
+
   it("discards an oversized message, answers it with its id, and keeps reading", async () => {
     const { input, written, received, transport } = setup(200)
     await transport.start()

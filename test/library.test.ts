@@ -21,6 +21,7 @@ describe("library", () => {
     Effect.gen(function* () {
       const lint = yield* Lint
       const report = yield* lint.run({ strict: true })
+      expect(report.skills.flatMap((skill) => skill.diagnostics)).toEqual([])
       expect(report.ok).toBe(true)
       expect(report.skills.map((skill) => skill.id)).toEqual(["crlf-bom", "good-flow", "long-text"])
     }).pipe(

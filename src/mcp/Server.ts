@@ -26,7 +26,6 @@ import {
   Exit,
   Logger,
   type LogLevel,
-  Option,
   Queue,
   Schedule,
   Schema,
@@ -78,11 +77,12 @@ import { callTool, toolDefinitions } from "./tools.js"
 export const SERVER_NAME = "skills-mcp"
 
 /**
- * After stdin ends, every request in flight is still answered; an idle server exits at once.
- * A request stuck for longer than this (a disk that stopped answering) cannot hold the
- * process: it then exits without that answer, and says so on stderr.
+ * After stdin ends, every request already read is still answered, and an idle server exits
+ * at once. While answers keep going out the server keeps answering; once none has gone out
+ * for this long (requests stuck on a disk that stopped answering), it exits without them and
+ * says so on stderr.
  */
-const DRAIN_TIMEOUT = "10 seconds"
+const DRAIN_STALL_MS = 1_000
 /** How often the server looks whether it is idle after a burst (see src/IdleGc.ts). */
 const IDLE_GC_CHECK = "2 seconds"
 /** Without a watcher, subscribed files are re-checked this often (only while there are any). */
@@ -309,21 +309,25 @@ export const makeServer = (
       "resources/subscribe": async (input, extra) => {
         const { uri } = params(UriParams, "resources/subscribe")(input)
         return runner.request(
-          Effect.gen(function* () {
-            const target = yield* resolveUri(yield* catalog.snapshot, uri)
-            if (target._tag === "Skill") {
-              const manifest = target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT
-              if (manifest) yield* files.manifest(target.skill)
-              else
-                yield* files.resolve(
-                  target.skill,
-                  target.rest.length === 0 ? SKILL_FILE : target.rest.join("/"),
-                )
-            }
-            subscriptions.set(uri, yield* observe(uri))
-            yield* hooks.subscribed
-            return {}
-          }),
+          audited(
+            "resources/subscribe",
+            uri,
+            Effect.gen(function* () {
+              const target = yield* resolveUri(yield* catalog.snapshot, uri)
+              if (target._tag === "Skill") {
+                const manifest = target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT
+                if (manifest) yield* files.manifest(target.skill)
+                else
+                  yield* files.resolve(
+                    target.skill,
+                    target.rest.length === 0 ? SKILL_FILE : target.rest.join("/"),
+                  )
+              }
+              subscriptions.set(uri, yield* observe(uri))
+              yield* hooks.subscribed
+              return {}
+            }),
+          ),
           extra.signal,
         )
       },
@@ -338,8 +342,19 @@ export const makeServer = (
         const request = params(GetSkillParams, "skills/get")(input)
         return runner.request(audited("skills/get", request.uri, getSkill(request)), extra.signal)
       },
-      "completion/complete": async (input, extra) =>
-        runner.request(complete(params(CompleteParams, "completion/complete")(input)), extra.signal),
+      "completion/complete": async (input, extra) => {
+        const request = params(CompleteParams, "completion/complete")(input)
+        // Completion lists skills and file paths: audited like a read.
+        const ref = request.ref.type === "ref/prompt" ? request.ref.name : request.ref.uri
+        return runner.request(
+          audited(
+            "completion/complete",
+            `${ref} ${request.argument.name}=${request.argument.value}`,
+            complete(request),
+          ),
+          extra.signal,
+        )
+      },
       "logging/setLevel": async (input) => {
         clientLog.level = params(SetLevelParams, "logging/setLevel")(input).level
         return {}
@@ -410,6 +425,29 @@ export const makeServer = (
       /** Completes when the client has sent `notifications/initialized`. */
       initialized: Deferred.await(initialized),
     }
+  })
+
+/**
+ * After the input ended: "drained" once every request read is answered, or "stalled" when no
+ * answer has gone out for `stallMs` (counting from the end of input) while some are pending.
+ */
+export const drain = (
+  transport: { readonly whenIdle: () => Promise<void>; readonly lastSent: number },
+  stallMs: number,
+): Effect.Effect<"drained" | "stalled"> =>
+  Effect.suspend(() => {
+    const endedAt = performance.now()
+    const stalled = Effect.suspend(() => {
+      const quiet = performance.now() - Math.max(transport.lastSent, endedAt)
+      return quiet >= stallMs ? Effect.succeed(true) : Effect.as(Effect.sleep(stallMs - quiet), false)
+    }).pipe(Effect.repeat({ until: (done) => done }))
+    return Effect.raceFirst(
+      Effect.as(
+        Effect.promise(() => transport.whenIdle()),
+        "drained" as const,
+      ),
+      Effect.as(stalled, "stalled" as const),
+    )
   })
 
 /** What `serve` does when the server's state changes. */
@@ -533,12 +571,10 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
     yield* Effect.sync(collectWhenIdle).pipe(Effect.repeat(Schedule.spaced(IDLE_GC_CHECK)), Effect.forkScoped)
 
     yield* Deferred.await(ended)
-    const drained = yield* Effect.promise(() => transport.whenIdle()).pipe(
-      Effect.timeoutOption(DRAIN_TIMEOUT),
-    )
-    if (Option.isNone(drained)) {
+    const outcome = yield* drain(transport, DRAIN_STALL_MS)
+    if (outcome === "stalled") {
       yield* Effect.logWarning(
-        `Input ended; requests still running after ${DRAIN_TIMEOUT} were left unanswered: ${transport.pending}`,
+        `Input ended; ${transport.pending} request(s) made no progress for ${DRAIN_STALL_MS} ms and were left unanswered.`,
       )
     }
   }).pipe(Effect.provide(Logger.add(clientLogger(clientLog))))

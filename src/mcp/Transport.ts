@@ -6,7 +6,10 @@
  * - end of input is reported (`onEnd`) instead of being ignored, and the requests still in
  *   flight are known (`pending`) so their responses can be written before the process exits;
  * - reading pauses while MAX_IN_FLIGHT requests are unanswered: a client that sends thousands
- *   at once waits in the pipe instead of in the server's memory.
+ *   at once waits in the pipe instead of in the server's memory; a request reusing the id of
+ *   one in flight (which would escape that count) is refused, as is a second `initialize`;
+ * - a message nested deeper than MAX_NESTING levels is refused before it is parsed into
+ *   something the SDK would overflow its stack on.
  */
 import type { Readable, Writable } from "node:stream"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
@@ -27,6 +30,27 @@ export interface LineTransportOptions {
 const NEWLINE = 0x0a
 /** Requests in flight at which reading pauses; it resumes when half of them are answered. */
 export const MAX_IN_FLIGHT = 128
+
+/** Deepest nesting of arrays and objects accepted in a message; MCP messages are shallow. */
+export const MAX_NESTING = 64
+
+/** True when the JSON text nests arrays or objects deeper than `limit` (strings skipped). */
+export const nestsDeeperThan = (text: string, limit: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if (inString) {
+      if (code === 0x5c)
+        index++ // backslash: skip the escaped character
+      else if (code === 0x22) inString = false
+    } else if (code === 0x22) inString = true
+    else if (code === 0x7b || code === 0x5b) {
+      if (++depth > limit) return true
+    } else if (code === 0x7d || code === 0x5d) depth--
+  }
+  return false
+}
 
 /** Reads the `id` of a truncated request from its first bytes, when it comes before `params`. */
 export const peekRequestId = (head: string): RequestId | null => {
@@ -65,6 +89,8 @@ export class LineTransport implements Transport {
   private drainWaiters: Array<() => void> = []
   private ended = false
   private closed = false
+  /** The id of the `initialize` request being answered, then true once one was answered. */
+  private initialize: RequestId | boolean = false
 
   constructor(
     private readonly input: Readable,
@@ -93,6 +119,12 @@ export class LineTransport implements Transport {
     return this.inFlight.size
   }
 
+  /** When (performance.now()) the last message was written. */
+  get lastSent(): number {
+    return this.lastSentAt
+  }
+  private lastSentAt = 0
+
   /** Resolves when every request received so far has been answered. */
   whenIdle(): Promise<void> {
     if (this.inFlight.size === 0 && this.backlog === null) return Promise.resolve()
@@ -102,9 +134,11 @@ export class LineTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return
     if ("id" in message && ("result" in message || "error" in message) && message.id !== undefined) {
+      if (this.initialize === message.id) this.initialize = "result" in message
       this.settle(message.id)
     }
     const line = `${JSON.stringify(this.options.outgoing?.(message) ?? message)}\n`
+    this.lastSentAt = performance.now()
     if (!this.output.write(line)) await this.outputDrained()
   }
 
@@ -215,6 +249,16 @@ export class LineTransport implements Transport {
     this.chunks = []
     this.buffered = 0
     if (line.trim() === "") return
+    if (nestsDeeperThan(line, MAX_NESTING)) {
+      this.reply(
+        errorResponse(
+          peekRequestId(line.slice(0, 4096)),
+          ErrorCode.InvalidRequest,
+          `Invalid request: nested deeper than ${MAX_NESTING} levels.`,
+        ),
+      )
+      return
+    }
     let json: unknown
     try {
       json = JSON.parse(line)
@@ -237,6 +281,16 @@ export class LineTransport implements Transport {
     }
     const message = parsed.data
     if ("method" in message && "id" in message) {
+      const refusal = this.inFlight.has(message.id)
+        ? `Invalid request: id ${JSON.stringify(message.id).slice(0, 100)} is already in use by a request in flight.`
+        : message.method === "initialize" && this.initialize !== false
+          ? "Invalid request: the session is already initialized (or being initialized)."
+          : undefined
+      if (refusal !== undefined) {
+        this.reply(errorResponse(message.id, ErrorCode.InvalidRequest, refusal))
+        return
+      }
+      if (message.method === "initialize") this.initialize = message.id
       this.receivedCount++
       this.inFlight.add(message.id)
       if (this.inFlight.size >= MAX_IN_FLIGHT && !this.paused) {
@@ -248,7 +302,22 @@ export class LineTransport implements Transport {
       const requestId = message.params?.requestId
       if (typeof requestId === "string" || typeof requestId === "number") this.settle(requestId)
     }
-    this.onmessage?.(message)
+    try {
+      this.onmessage?.(message)
+    } catch (error) {
+      // The rest of the input is still read; a request that could not be taken is answered.
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)))
+      if ("method" in message && "id" in message) {
+        this.reply(
+          errorResponse(
+            message.id,
+            ErrorCode.InternalError,
+            "Internal error: the request could not be handled.",
+          ),
+        )
+        this.settle(message.id)
+      }
+    }
   }
 
   private reply(message: ReturnType<typeof errorResponse>) {

@@ -6,19 +6,22 @@
 import { Effect, Schema } from "effect"
 import { Catalog, findSkill } from "../Catalog.js"
 import { SkillFiles } from "../SkillFiles.js"
-import { pathKey } from "../Uris.js"
+import { MAX_URI_CHARS, pathKey } from "../Uris.js"
 import { SKILL_PROMPT } from "./prompts.js"
 import { addressOf, SKILL_FILE_TEMPLATE } from "./resources.js"
 
+/** A name or value in a completion request: skill ids, names and paths are shorter. */
+const Text = Schema.String.pipe(Schema.maxLength(MAX_URI_CHARS))
+
 export const CompleteParams = Schema.Struct({
   ref: Schema.Union(
-    Schema.Struct({ type: Schema.Literal("ref/prompt"), name: Schema.String }),
-    Schema.Struct({ type: Schema.Literal("ref/resource"), uri: Schema.String }),
+    Schema.Struct({ type: Schema.Literal("ref/prompt"), name: Text }),
+    Schema.Struct({ type: Schema.Literal("ref/resource"), uri: Text }),
   ),
-  argument: Schema.Struct({ name: Schema.String, value: Schema.String }),
+  argument: Schema.Struct({ name: Text, value: Text }),
   context: Schema.optional(
     Schema.Struct({
-      arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+      arguments: Schema.optional(Schema.Record({ key: Text, value: Text })),
     }),
   ),
 })

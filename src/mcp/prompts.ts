@@ -18,9 +18,14 @@ export const INIT_SKILLS = "init-skills"
 export const SKILL_PROMPT = "skill"
 const BUILT_IN = new Set([INIT_SKILLS, SKILL_PROMPT])
 
+/** A prompt's name or argument: a skill id or name is at most this long. */
+const PromptText = Schema.String.pipe(
+  Schema.maxLength(1_000, { message: () => "longer than 1000 characters" }),
+)
+
 export const GetPromptParams = Schema.Struct({
-  name: Schema.String,
-  arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  name: PromptText,
+  arguments: Schema.optional(Schema.Record({ key: PromptText, value: PromptText })),
 })
 export const ListPromptsParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
 

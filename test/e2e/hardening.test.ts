@@ -141,12 +141,17 @@ describe("containment: protocol surfaces", () => {
   })
 
   it("completion never offers a path that leaves the skill", async () => {
+    const { resourceTemplates } = await server.client.listResourceTemplates()
+    const template = resourceTemplates[0]?.uriTemplate ?? ""
+    expect(template).toBe("skill://{+skill}/{+path}")
     const result = await request("completion/complete", {
-      ref: { type: "ref/resource", uri: "skill://{+skillPath}/{+filePath}" },
-      argument: { name: "filePath", value: "references/" },
-      context: { arguments: { skillPath: "loops" } },
+      ref: { type: "ref/resource", uri: template },
+      argument: { name: "path", value: "references/" },
+      context: { arguments: { skill: "loops" } },
     })
     const values = (result.completion as { values: Array<string> }).values
+    // The skill's own files are offered (so the answer is not just empty) and nothing else.
+    expect(values).toContain("references/guide.md")
     expect(values.some((value) => value.includes("secret") || value.includes("/up"))).toBe(false)
   })
 })

@@ -10,7 +10,15 @@ import * as path from "node:path"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { CallToolResultSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BIN, copyFixtures, initializeLine, jsonRpcLines, runRaw, startServer } from "../support/server.js"
+import {
+  BIN,
+  copyFixtures,
+  eventually,
+  initializeLine,
+  jsonRpcLines,
+  runRaw,
+  startServer,
+} from "../support/server.js"
 
 let fixtures: string
 let valid: string
@@ -128,6 +136,22 @@ describe("oversized input", () => {
     expect(JSON.stringify(byId.get(1)).length).toBeLessThan(2_000)
     expect(byId.get(2)).toMatchObject({ error: { code: -32602 } })
     expect(JSON.stringify(byId.get(2)).length).toBeLessThan(2_000)
+  })
+})
+
+describe("long arguments", () => {
+  it("refuses a prompt argument or completion value longer than any skill name, unread", async () => {
+    const { byId } = await session([
+      rpc(1, "prompts/get", { name: "skill", arguments: { name: "q".repeat(200_000) } }),
+      rpc(2, "completion/complete", {
+        ref: { type: "ref/prompt", name: "skill" },
+        argument: { name: "name", value: "v".repeat(200_000) },
+      }),
+      tool(3, "get_skill", { id: "pdf-processing" }),
+    ])
+    expect(byId.get(1)).toMatchObject({ error: { code: -32602, message: expect.stringContaining("1000") } })
+    expect(byId.get(2)).toMatchObject({ error: { code: -32602 } })
+    expect(JSON.stringify(byId.get(3))).toContain("# PDF processing")
   })
 })
 
@@ -291,22 +315,49 @@ describe("audit log", () => {
       await server.client.getPrompt({ name: "skill", arguments: { name: "pdf-processing" } })
       await expect(server.client.readResource({ uri: "skill://pdf-processing/../x" })).rejects.toThrow()
       await server.client.callTool({ name: "get_skill", arguments: { id: "pdf-processing" } })
+      await server.client.complete({
+        ref: { type: "ref/resource", uri: "skill://{+skill}/{+path}" },
+        argument: { name: "path", value: "ref" },
+        context: { arguments: { skill: "pdf-processing" } },
+      })
+      await server.client.subscribeResource({ uri: "skill://pdf-processing/SKILL.md" })
+      // A second initialize (another name) is refused: the audit keeps the first name.
+      await server.transport.send({
+        jsonrpc: "2.0",
+        id: "again",
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "impostor", version: "1" },
+        },
+      })
+      await eventually(() =>
+        expect(server.received.map((line) => JSON.parse(line) as unknown)).toContainEqual(
+          expect.objectContaining({ id: "again", error: expect.objectContaining({ code: -32600 }) }),
+        ),
+      )
+      await server.client.callTool({ name: "list_skills", arguments: {} })
       const audit = () =>
         server
           .stderr()
           .split("\n")
           .filter((line) => line.includes('"audit":true'))
           .map((line) => JSON.parse(line) as Record<string, unknown>)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      const records = audit()
-      expect(records.map((record) => record.tool)).toEqual([
+      const tools = [
         "resources/read",
         "resources/directory/read",
         "skills/get",
         "prompts/get",
         "resources/read",
         "get_skill",
-      ])
+        "completion/complete",
+        "resources/subscribe",
+        "list_skills",
+      ]
+      await eventually(() => expect(audit()).toHaveLength(tools.length))
+      const records = audit()
+      expect(records.map((record) => record.tool)).toEqual(tools)
       for (const record of records) expect(record.client).toBe("audited-client")
       expect(records[0]).toMatchObject({ uri: "skill://pdf-processing/SKILL.md", outcome: "ok" })
       expect(records[3]).toMatchObject({ uri: "skill pdf-processing", outcome: "ok" })
