@@ -333,6 +333,16 @@ const HEAD_CHUNK = 4 * 1024
 
 /** First-chunk buffers, reused between reads (a scan reads thousands of heads). */
 const headBuffers: Array<Buffer> = []
+const FRONTMATTER_START = Buffer.from("---")
+
+/**
+ * True when a SKILL.md's bytes begin with its frontmatter's `---`. The specification: SKILL.md
+ * "MUST begin with YAML frontmatter", and hosts of the MCP Skills extension parse it from the
+ * first byte; the server's own parsing also accepts blank lines or a byte order mark first.
+ */
+export const beginsWithFrontmatter = (bytes: Uint8Array): boolean =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(3, bytes.length)).equals(FRONTMATTER_START)
+
 /** Frontmatter larger than this is refused (the description alone is at most 1,024 characters). */
 export const MAX_FRONTMATTER_BYTES = 256 * 1024
 

@@ -12,7 +12,7 @@ import { Effect, Either, Schema } from "effect"
 import { displayPath } from "./CatalogReport.js"
 import type { Candidate } from "./Discovery.js"
 import { Discovery, SKILL_FILE } from "./Discovery.js"
-import { parseSkillText, splitFrontmatter } from "./Frontmatter.js"
+import { beginsWithFrontmatter, parseSkillText, splitFrontmatter } from "./Frontmatter.js"
 import { isInside, readDirOrNull, statOrNull } from "./Paths.js"
 import { Settings } from "./Settings.js"
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles } from "./SkillFiles.js"
@@ -26,6 +26,7 @@ import {
   duplicateNames,
   fieldLines,
   fileReferences,
+  frontmatterNotFirst,
   frontmatterRuleId,
   missingReference,
   outsideReference,
@@ -210,6 +211,7 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
           frontmatter: parsed.right,
           lines,
         })
+        if (!beginsWithFrontmatter(read.right.bytes)) diagnostics.push(frontmatterNotFirst())
         const length = checkLength(text)
         if (length !== undefined) diagnostics.push(length)
         const references = fileReferences(parsed.right.body, parsed.right.endLine + 1)

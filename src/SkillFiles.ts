@@ -23,7 +23,7 @@ import {
   SkillUnreadable,
 } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
-import { describeIoError, parseSkillText } from "./Frontmatter.js"
+import { beginsWithFrontmatter, describeIoError, parseSkillText } from "./Frontmatter.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 import type { Fingerprint } from "./Paths.js"
 import {
@@ -98,15 +98,7 @@ export interface Manifest {
   readonly frontmatter: ParsedFrontmatter
 }
 
-/** How a SKILL.md served over the Skills extension begins. */
-const FRONTMATTER_START = Buffer.from("---")
-
-/**
- * The specification: SKILL.md "MUST begin with YAML frontmatter", and the extension's hosts
- * parse it from the first byte. The tools also accept blank lines or a byte order mark first.
- */
-const beginsWithFrontmatter = (bytes: Uint8Array) =>
-  Buffer.from(bytes.subarray(0, 3)).equals(FRONTMATTER_START)
+/** Why a SKILL.md that does not begin with its frontmatter is left out (see beginsWithFrontmatter). */
 export const FRONTMATTER_FIRST =
   "its SKILL.md does not begin with '---' (remove the blank lines or byte order mark before it)"
 

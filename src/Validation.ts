@@ -53,6 +53,10 @@ export const RULES = {
   },
   "unknown-field": { severity: "warning", summary: "no top-level field outside the specification" },
   "skill-md-length": { severity: "warning", summary: "SKILL.md is at most 500 lines" },
+  "frontmatter-not-first": {
+    severity: "warning",
+    summary: "SKILL.md begins with `---`, with no byte order mark or blank lines before it",
+  },
   "reference-missing": {
     severity: "warning",
     summary: "files SKILL.md references by relative path exist",
@@ -532,6 +536,13 @@ export const fileReferences = (body: string, firstLine: number): Array<FileRefer
   })
   return [...found].map(([path, line]) => ({ path, line }))
 }
+
+export const frontmatterNotFirst = (): Diagnostic =>
+  diagnostic(
+    "frontmatter-not-first",
+    "SKILL.md does not begin with '---' (a byte order mark or blank lines come first): hosts using the MCP Skills extension parse it from the first byte, so the server leaves it out of skills/list. Save it without a BOM and remove the blank lines.",
+    1,
+  )
 
 export const outsideReference = (reference: FileReference): Diagnostic =>
   diagnostic(

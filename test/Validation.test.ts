@@ -438,9 +438,10 @@ describe("the rule table", () => {
       expect(["error", "warning"]).toContain(RULES[rule].severity)
       expect(RULES[rule].summary.length).toBeGreaterThan(10)
     }
-    // skill-unreadable, reference-missing, reference-outside and path-skipped need the disk: Lint.test.ts.
+    // These need the disk (or a file's bytes): Lint.test.ts and test/e2e/validate.test.ts.
     const onDisk = new Set<RuleId>([
       "skill-unreadable",
+      "frontmatter-not-first",
       "reference-missing",
       "reference-outside",
       "path-skipped",

@@ -23,7 +23,7 @@ describe("library", () => {
       const report = yield* lint.run({ strict: true })
       expect(report.skills.flatMap((skill) => skill.diagnostics)).toEqual([])
       expect(report.ok).toBe(true)
-      expect(report.skills.map((skill) => skill.id)).toEqual(["crlf-bom", "good-flow", "long-text"])
+      expect(report.skills.map((skill) => skill.id)).toEqual(["crlf", "good-flow", "long-text"])
     }).pipe(
       Effect.provide(
         lintLayer(Settings.make({ roots: [{ path: `${PROJECT}/fixtures/lint/clean`, explicit: true }] })),

@@ -25,7 +25,7 @@ const validate = (args: ReadonlyArray<string>, env: Record<string, string> = {})
 const decodeReport = (stdout: string) => Schema.decodeUnknownSync(LintReport)(JSON.parse(stdout))
 
 describe("skills-mcp validate", () => {
-  it("passes clean skills (flow YAML, BOM + CRLF, --- in a description) with exit code 0", async () => {
+  it("passes clean skills (flow YAML, CRLF, --- in a description) with exit code 0", async () => {
     const run = await validate([path.join(LINT, "clean")])
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/^OK: 3 skills checked in .*clean: 0 errors, 0 warnings \(3 clean\)\.\n$/)
@@ -46,15 +46,18 @@ describe("skills-mcp validate", () => {
     )
     expect(lenient.stdout).not.toContain("references/present.md")
     expect(lenient.stdout).toContain("long-body/SKILL.md: warning skill-md-length: SKILL.md has 527 lines")
+    expect(lenient.stdout).toContain(
+      "bom-first/SKILL.md:1: warning frontmatter-not-first: SKILL.md does not begin with '---'",
+    )
     expect(lenient.stdout).toMatch(
-      /\nOK: 4 skills checked in .*warnings: 0 errors, 5 warnings \(1 clean\)\.\n$/,
+      /\nOK: 5 skills checked in .*warnings: 0 errors, 6 warnings \(1 clean\)\.\n$/,
     )
 
     const strict = await validate(["--strict", path.join(LINT, "warnings")])
     expect(strict.code).toBe(1)
     expect(strict.stdout).toContain("unknown-fields/SKILL.md:4: error unknown-field")
     expect(strict.stdout).toMatch(
-      /FAILED: 4 skills checked .*: 5 errors, 0 warnings \(1 clean\)\. --strict: warnings count as errors\.\n$/,
+      /FAILED: 5 skills checked .*: 6 errors, 0 warnings \(1 clean\)\. --strict: warnings count as errors\.\n$/,
     )
   })
 
@@ -89,15 +92,16 @@ describe("skills-mcp validate", () => {
     expect(report.ok).toBe(false)
     expect(report.roots).toEqual(roots)
     expect(report.summary).toEqual({
-      skills: 14,
+      skills: 15,
       errors: 8,
-      warnings: 7,
+      warnings: 8,
       skillsWithErrors: 7,
-      skillsWithWarnings: 5,
+      skillsWithWarnings: 6,
       rules: {
         "compatibility-length": 1,
         "description-length": 1,
         "duplicate-name": 2,
+        "frontmatter-not-first": 1,
         "frontmatter-unclosed": 1,
         "metadata-type": 1,
         "name-characters": 1,
