@@ -142,6 +142,21 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 /** Letters and digits of any script, and hyphens. */
 const NAME_CHARACTERS = /^[\p{L}\p{N}-]*$/u
 
+/**
+ * Frontmatter fields outside the specification that Claude Code documents for its skills:
+ * moving them under `metadata` would break those skills, so `unknown-field` says so.
+ */
+const CLIENT_FIELDS = new Set([
+  "argument-hint",
+  "disable-model-invocation",
+  "user-invocable",
+  "model",
+  "context",
+  "agent",
+  "hooks",
+  "when_to_use",
+])
+
 export interface NameProblem {
   readonly rule: "name-length" | "name-characters" | "name-hyphens"
   readonly problem: string
@@ -330,7 +345,9 @@ export const checkSkill = ({ folder, frontmatter, lines }: SkillSubject): Array<
     report(
       "unknown-field",
       key,
-      `field '${key}' is not part of the Agent Skills specification; clients ignore it. Move it under 'metadata' (as a string value) or remove it.`,
+      CLIENT_FIELDS.has(key)
+        ? `field '${key}' is not part of the Agent Skills specification: Claude Code reads it, other clients ignore it. Keep it if the skill is for Claude Code; otherwise remove it.`
+        : `field '${key}' is not part of the Agent Skills specification; clients ignore it. Move it under 'metadata' (as a string value) or remove it.`,
     )
   }
   return diagnostics

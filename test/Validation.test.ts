@@ -249,6 +249,19 @@ describe("frontmatter rules: texts that fail", () => {
     expect(diagnostics[2]?.message).toContain("'requires'")
   })
 
+  it("does not tell authors to move Claude Code's own fields under metadata", () => {
+    const parsed = parseSkillText(
+      "/skills/a/SKILL.md",
+      "---\nname: a\ndescription: d\ndisable-model-invocation: true\nrequires: x\n---\n",
+    )
+    if (Either.isLeft(parsed)) throw new Error(parsed.left.message)
+    const [claude, other] = checkSkill({ folder: "a", frontmatter: parsed.right })
+    expect(claude).toMatchObject({ rule: "unknown-field", severity: "warning" })
+    expect(claude?.message).toContain("Claude Code reads it")
+    expect(claude?.message).not.toContain("metadata")
+    expect(other?.message).toContain("Move it under 'metadata'")
+  })
+
   it("explains a symbolic link checked out as a file, naming its target", () => {
     const parsed = parseSkillText("/skills/pdf/SKILL.md", "../shared/pdf/SKILL.md")
     expect(Either.isLeft(parsed) && parsed.left.reason).toContain("'../shared/pdf/SKILL.md'")
