@@ -86,12 +86,20 @@ export const splitFrontmatter = (input: string): SplitResult => {
   }
 }
 
-const requiredText = (field: string) =>
-  Schema.propertySignature(
-    Schema.String.annotations({ message: () => `'${field}' must be a string` }).pipe(
-      Schema.filter((value) => value.trim().length > 0 || `'${field}' is empty`),
+/** How to write each required field, for the messages that ask for it. */
+const REQUIRED_HINTS: Record<string, string> = {
+  name: "add 'name:' with the skill's folder name (lowercase letters, digits, hyphens)",
+  description: "add 'description:' saying what the skill does and when to use it",
+}
+
+const requiredText = (field: string) => {
+  const hint = REQUIRED_HINTS[field] ?? `add '${field}:'`
+  return Schema.propertySignature(
+    Schema.String.annotations({ message: () => `'${field}' must be a string (quote it): ${hint}` }).pipe(
+      Schema.filter((value) => value.trim().length > 0 || `'${field}' is empty: ${hint}`),
     ),
-  ).annotations({ missingMessage: () => `missing required field '${field}'` })
+  ).annotations({ missingMessage: () => `missing required field '${field}': ${hint}` })
+}
 
 /** Explicit tags of the YAML 1.2 core schema; any other tag (`!!binary`, `!!js/function`, `!x`) is refused. */
 const CORE_TAGS = new Set(
