@@ -7,8 +7,8 @@
  * most of the memory and start-up of watcher-based peers, while a new skill, a removed one and
  * an edited SKILL.md all show up in the folders watched here. No native addon is needed (the
  * server stays one bundled file, with nothing to build on install). Watches never keep the
- * process alive, and when the system refuses more of them (inotify limits) the server says so once and relies on the per-request
- * check instead.
+ * process alive, and when the system refuses more of them (inotify limits) the server says
+ * so once and relies on the per-request check instead.
  */
 import type { FSWatcher } from "node:fs"
 import { watch } from "node:fs"
