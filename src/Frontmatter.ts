@@ -130,6 +130,31 @@ const decodeMetadata = Schema.decodeUnknownEither(optionalFields.metadata)
 const optional = <A>(decode: (value: unknown) => Either.Either<A, unknown>, value: unknown): A | undefined =>
   value === undefined ? undefined : Either.getOrUndefined(decode(value))
 
+/*
+ * Fast paths for the start-up scan (every SKILL.md of the catalog): the values almost every
+ * skill has, accepted exactly as the schemas above accept them, without running a decoder.
+ * Anything else goes through the schemas, which also word the errors.
+ */
+const isFilledString = (value: unknown): value is string =>
+  typeof value === "string" && value.trim().length > 0
+const decodeRequiredFast = (data: Record<string, unknown>): ReturnType<typeof decodeRequired> => {
+  const { name, description } = data
+  return isFilledString(name) && isFilledString(description)
+    ? Either.right({ name, description })
+    : decodeRequired(data)
+}
+const optionalString = (value: unknown): string | undefined =>
+  typeof value === "string" ? value : optional(decodeString, value)
+const optionalMetadata = (value: unknown): Readonly<Record<string, string>> | undefined => {
+  if (!isRecord(value)) return optional(decodeMetadata, value)
+  const metadata: Record<string, string> = {}
+  for (const [key, entry] of Object.entries(value)) {
+    if (typeof entry !== "string") return optional(decodeMetadata, value)
+    metadata[key] = entry
+  }
+  return metadata
+}
+
 /** Plain scalars that are not strings in the YAML 1.2 core schema (null, booleans, numbers). */
 const NON_STRING_PLAIN = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+.0-9].*)$/
 /** Characters a plain scalar may not start with. */
@@ -157,6 +182,47 @@ const simpleScalar = (raw: string): string | undefined => {
   return value
 }
 
+/** `key: >`, `key: >-`, `key: |`, `key: |-` (no keep chomping, indentation indicator or comment). */
+const BLOCK_HEADER = /^ ([>|])(-?)$/
+
+/**
+ * A top-level block scalar whose content starts at `lines[from]`, in its plainest form: every
+ * content line indented by the same number of spaces (no deeper lines, no blank lines between
+ * them), ended by a line at column 0 or by blank lines then the end. Folded (`>`) joins the
+ * lines with spaces, literal (`|`) with newlines; clip chomping adds one newline, strip none.
+ * Undefined for any other shape (the caller then uses the `yaml` package).
+ */
+const blockScalar = (
+  lines: ReadonlyArray<string>,
+  from: number,
+  folded: boolean,
+  strip: boolean,
+): { readonly value: string; readonly next: number } | undefined => {
+  const first = lines[from]
+  if (first === undefined) return undefined
+  const indent = first.length - first.trimStart().length
+  if (indent === 0 || first.trim() === "") return undefined
+  const content: Array<string> = []
+  let next = from
+  for (; next < lines.length; next++) {
+    const line = lines[next] ?? ""
+    if (line === "") break
+    const lineIndent = line.length - line.trimStart().length
+    if (lineIndent === 0) break
+    if (lineIndent !== indent || line.trim() === "" || line.trimEnd() !== line) return undefined
+    content.push(line.slice(indent))
+  }
+  // Blank lines after the content: only before the end of the text or another top-level key.
+  let after = next
+  while (after < lines.length && lines[after] === "") after++
+  if (after < lines.length && after > next) {
+    const line = lines[after] ?? ""
+    if (line.length !== line.trimStart().length) return undefined
+  }
+  const joined = content.join(folded ? " " : "\n")
+  return { value: strip ? joined : `${joined}\n`, next }
+}
+
 /**
  * The frontmatter most skills have (`key: value` lines, and one level of `key:` followed by
  * indented `sub: value` lines), read without the full YAML parser. Returns undefined for
@@ -168,8 +234,9 @@ export const parseSimpleYaml = (text: string): Record<string, unknown> | undefin
   if (AWKWARD.test(text) || /\r(?!\n)/.test(text)) return undefined
   const result: Record<string, unknown> = {}
   let nested: { key: string; indent: number; map: Record<string, string> } | undefined
-  for (const rawLine of text.split("\n")) {
-    const line = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine
+  const lines = text.split("\n").map((raw) => (raw.endsWith("\r") ? raw.slice(0, -1) : raw))
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index] ?? ""
     if (line.trim() === "") {
       if (line !== "") return undefined
       continue
@@ -198,6 +265,14 @@ export const parseSimpleYaml = (text: string): Record<string, unknown> | undefin
       if (rest !== "") return undefined
       nested = { key, indent: 0, map: {} }
       result[key] = nested.map
+      continue
+    }
+    const header = BLOCK_HEADER.exec(rest)
+    if (header !== null) {
+      const block = blockScalar(lines, index + 1, header[1] === ">", header[2] === "-")
+      if (block === undefined) return undefined
+      result[key] = block.value
+      index = block.next - 1
       continue
     }
     const value = simpleScalar(rest.trimStart())
@@ -266,7 +341,7 @@ export const parseFrontmatterYaml = (
     return fail("the frontmatter is empty; 'name' and 'description' are required")
   if (!isRecord(data))
     return fail("the frontmatter must be a YAML mapping of fields (name: ..., description: ...)")
-  const required = decodeRequired(data)
+  const required = decodeRequiredFast(data)
   if (Either.isLeft(required)) {
     const issue = ParseResult.ArrayFormatter.formatErrorSync(required.left)[0]
     return fail(
@@ -277,10 +352,10 @@ export const parseFrontmatterYaml = (
   }
   const extra: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(data)) if (!specFields.has(key)) extra[key] = value
-  const license = optional(decodeString, data.license)
-  const compatibility = optional(decodeString, data.compatibility)
-  const metadata = optional(decodeMetadata, data.metadata)
-  const allowedTools = optional(decodeString, data["allowed-tools"])
+  const license = optionalString(data.license)
+  const compatibility = optionalString(data.compatibility)
+  const metadata = optionalMetadata(data.metadata)
+  const allowedTools = optionalString(data["allowed-tools"])
   const fields: SkillFrontmatter = {
     name: required.right.name,
     description: required.right.description,

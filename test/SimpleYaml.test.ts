@@ -104,6 +104,30 @@ const entry = fc.oneof(
       .tuple(key, fc.constantFrom("  ", "    ", " "), fc.array(fc.tuple(key, scalar), { maxLength: 3 }))
       .map(([k, indent, subs]) => [`${k}:`, ...subs.map(([sk, sv]) => `${indent}${sk}: ${sv}`)].join("\n")),
   },
+  {
+    // Block scalars: plain ones the fast path reads, and shapes it must leave to the parser
+    // (keep chomping, indicators, comments, deeper or blank lines, trailing spaces).
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        key,
+        fc.constantFrom(">", ">-", "|", "|-", ">+", "|2", "> # c", "|-  "),
+        fc.constantFrom("  ", "    ", " "),
+        fc.array(
+          fc.oneof(
+            { weight: 6, arbitrary: words },
+            { weight: 1, arbitrary: scalar },
+            { weight: 1, arbitrary: fc.constantFrom("", "  deeper", "trailing ", "   ") },
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
+        fc.constantFrom("", "\n", "\n\n"),
+      )
+      .map(
+        ([k, header, indent, lines, gap]) =>
+          `${k}: ${header}\n${lines.map((line) => (line === "" ? "" : `${indent}${line}`)).join("\n")}${gap}`,
+      ),
+  },
   { weight: 1, arbitrary: scalar.map((v) => `# ${v}`) },
   { weight: 1, arbitrary: fc.constantFrom("", " ", "  x: y", "key", "...") },
 )
@@ -128,12 +152,23 @@ describe("parseSimpleYaml", () => {
     })
   })
 
+  it("reads plain folded and literal block scalars", () => {
+    expect(
+      parseSimpleYaml(
+        "name: pdf\ndescription: >-\n  Extract text:\n  fill forms # too\nlicense: |\n  MIT\n  more\n\n",
+      ),
+    ).toEqual({ name: "pdf", description: "Extract text: fill forms # too", license: "MIT\nmore\n" })
+  })
+
   it("leaves everything else to the YAML parser", () => {
     for (const text of [
       "a: [x, y]",
       "a: 1",
       "a: true",
-      "a: |\n  text",
+      "a: |+\n  text",
+      "a: >2\n  text",
+      "a: >\n  text\n    deeper",
+      "a: >\n  text\n\n  after a blank line",
       "a: x\na: y",
       "a:\n  - x",
       "a: b: c",
@@ -145,16 +180,19 @@ describe("parseSimpleYaml", () => {
 
   it("agrees with the yaml package on every document it accepts", () => {
     let accepted = 0
+    let acceptedBlocks = 0
     fc.assert(
       fc.property(document, (text) => {
         const simple = parseSimpleYaml(text)
         if (simple === undefined) return
         accepted++
+        if (/: [>|]-?\r?\n/.test(text)) acceptedBlocks++
         expect(yamlOf(text)).toEqual(simple)
       }),
-      { numRuns: 5_000 },
+      { numRuns: 8_000 },
     )
     // The property is not vacuous: a fair share of the generated documents take the fast path.
     expect(accepted).toBeGreaterThan(500)
+    expect(acceptedBlocks).toBeGreaterThan(100)
   })
 })
