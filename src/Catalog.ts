@@ -14,6 +14,7 @@ import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js
 import { Discovery } from "./Discovery.js"
 import type { FrontmatterRule } from "./Errors.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
+import { nextIoTurn } from "./EventLoop.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { MAX_FRONTMATTER_BYTES, readFrontmatter } from "./Frontmatter.js"
 import type { FsPort } from "./FsPort.js"
@@ -352,15 +353,6 @@ const describeChange = (before: Snapshot, after: ReadonlyArray<Skill>) => {
   const removed = before.skills.filter((skill) => !seen.has(skill.id)).map((skill) => skill.id)
   return { added, removed, changed }
 }
-
-/**
- * Lets the event loop run the I/O callbacks already due (a file watcher's events that arrived
- * with a request), so the request sees changes made before it was sent.
- */
-const nextIoTurn = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
 
 /** Skills indexed for search between two yields to the event loop (a few milliseconds each). */
 const SEARCH_SLICE = 100
@@ -759,8 +751,13 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
        * (undefined): requests then check the disk themselves again.
        */
       setWatched: (pending: Effect.Effect<ReadonlyArray<string>> | undefined) =>
-        Effect.sync(() => {
+        Effect.suspend(() => {
+          const starting = watched === undefined && pending !== undefined
           watched = pending
+          // A change made after the last sweep but before its folder's watch existed reaches
+          // no watcher: one sweep once the watches are in place catches it (re-reading only
+          // what changed), so nothing is missed between start-up and the watches.
+          return starting ? Effect.asVoid(refresh) : Effect.void
         }),
       /** Catalog changes after start-up. */
       changes: Stream.fromPubSub(changes),

@@ -302,7 +302,7 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
           dir: entry.candidate.dir,
           file: entry.candidate.file,
           root: entry.candidate.root.path,
-          diagnostics: [...entry.diagnostics, ...extra],
+          diagnostics: byLine([...entry.diagnostics, ...extra]),
         }
       })
       const notices = [
@@ -328,6 +328,10 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
 
 const diagnosticLine = (d: LintDiagnostic, cwd: string) =>
   `  ${displayPath(d.file, cwd)}${d.line === undefined ? "" : `:${d.line}`}: ${d.severity} ${d.rule}: ${d.message}`
+
+/** In the order of the file: by line, problems without a line (the whole skill) last. */
+const byLine = (diagnostics: ReadonlyArray<LintDiagnostic>): Array<LintDiagnostic> =>
+  [...diagnostics].sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER))
 
 /** The report for people: problems grouped by skill, then one summary line. */
 export const formatLintReport = (report: LintReport, cwd: string): string => {

@@ -244,7 +244,13 @@ export const checkSkill = ({ folder, frontmatter, lines }: SkillSubject): Array<
   const nameRules = nameRuleProblems(fields.name)
   const differs = fields.name !== folder && fields.name.normalize("NFKC") !== folder.normalize("NFKC")
   // Only a name with a problem needs a suggestion (the catalog checks every skill at start-up).
-  const suggestion = nameRules.length > 0 || differs ? suggestedName(fields.name) : undefined
+  // The name must equal the folder's, so a valid folder name is the one fix for both rules.
+  const suggestion =
+    nameRules.length === 0 && !differs
+      ? undefined
+      : differs && isValidName(folder)
+        ? folder.normalize("NFKC")
+        : suggestedName(fields.name)
   const rename = suggestion === undefined ? "" : ` Use '${suggestion}'.`
   const byRule = new Map<NameProblem["rule"], Array<string>>()
   for (const { rule, problem } of nameRules) byRule.set(rule, [...(byRule.get(rule) ?? []), problem])

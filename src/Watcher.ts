@@ -14,6 +14,7 @@ import type { FSWatcher } from "node:fs"
 import { watch } from "node:fs"
 import * as path from "node:path"
 import { Effect, Queue, Runtime, Stream } from "effect"
+import { nextIoTurn } from "./EventLoop.js"
 
 /** Changes closer together than this are delivered as one batch. */
 export const DEBOUNCE_MS = 75
@@ -82,10 +83,11 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
         for (const dir of watchers.keys()) if (!wanted.has(dir)) unwatch(dir)
         const missing = [...wanted].filter((dir) => !watchers.has(dir))
         let complete = true
-        // In slices, yielding between them, so requests are not held up by thousands of watches.
+        // In slices, yielding to the event loop between them, so requests waiting there are
+        // not held up by thousands of watches.
         for (let start = 0; start < missing.length; start += SYNC_SLICE) {
           for (const dir of missing.slice(start, start + SYNC_SLICE)) if (!add(dir)) complete = false
-          yield* Effect.yieldNow()
+          if (start + SYNC_SLICE < missing.length) yield* nextIoTurn
         }
         return { watched: watchers.size, complete }
       })

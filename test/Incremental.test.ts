@@ -132,4 +132,27 @@ describe("incremental refresh", () => {
   it.scopedLive("through the watcher: edit, add, remove, rename, move between roots, shadowing", () =>
     run("watcher"),
   )
+
+  it.scopedLive("a change made before the watches existed is caught once they are in place", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "alpha/SKILL.md": skillMd("alpha", "Alpha original."),
+        "beta/SKILL.md": skillMd("beta", "Beta original."),
+      })
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        // Between the start-up scan and the watches: no watcher event will ever report these.
+        yield* Effect.promise(async () => {
+          await fs.writeFile(`${root}/alpha/SKILL.md`, skillMd("alpha", "Alpha edited meanwhile."))
+          await fs.mkdir(`${root}/gamma`)
+          await fs.writeFile(`${root}/gamma/SKILL.md`, skillMd("gamma", "Gamma added meanwhile."))
+        })
+        // The watches are in place and have nothing pending.
+        yield* catalog.setWatched(Effect.succeed([]))
+        const after = yield* catalog.snapshot
+        expect(after.byId.get("alpha")?.description).toBe("Alpha edited meanwhile.")
+        expect(ids(after)).toEqual(["alpha", "beta", "gamma"])
+      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
+    }),
+  )
 })

@@ -90,6 +90,25 @@ describe("Lint", () => {
     }),
   )
 
+  it.scoped("lists a skill's problems in the order of its lines", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "order/SKILL.md": skillMd(
+          "order",
+          "d",
+          "# Order\n\nRun `scripts/missing.py`.\nSee [shared](../other/guide.md).\n",
+        ),
+        "other/guide.md": "# Guide\n",
+      })
+      const report = yield* lint([root])
+      const order = report.skills.find((skill) => skill.id === "order")
+      expect(order?.diagnostics.map((d) => [d.line, d.rule])).toEqual([
+        [7, "reference-missing"],
+        [8, "reference-outside"],
+      ])
+    }),
+  )
+
   it.scoped("warns about one name in two roots, naming both paths, and about links out of a root", () =>
     Effect.gen(function* () {
       const outside = yield* tempTree({ "elsewhere/SKILL.md": skillMd("elsewhere", "d") })

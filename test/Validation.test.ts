@@ -249,6 +249,19 @@ describe("frontmatter rules: texts that fail", () => {
     expect(diagnostics[2]?.message).toContain("'requires'")
   })
 
+  it("gives one fix for a bad name that also differs from its folder: the folder's name", () => {
+    const parsed = parseSkillText(
+      "/skills/verification-quality/SKILL.md",
+      "---\nname: Verification & Quality Assurance\ndescription: d\n---\n",
+    )
+    if (Either.isLeft(parsed)) throw new Error(parsed.left.message)
+    const [characters, folder] = checkSkill({ folder: "verification-quality", frontmatter: parsed.right })
+    expect(characters).toMatchObject({ rule: "name-characters" })
+    expect(characters?.message).toContain("Use 'verification-quality'.")
+    expect(folder).toMatchObject({ rule: "name-matches-folder" })
+    expect(folder?.message).toContain("set 'name: verification-quality'")
+  })
+
   it("does not tell authors to move Claude Code's own fields under metadata", () => {
     const parsed = parseSkillText(
       "/skills/a/SKILL.md",
