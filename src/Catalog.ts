@@ -217,6 +217,28 @@ export const makeSnapshot = (input: {
   }
 }
 
+const sameItems = <A>(left: ReadonlyArray<A>, right: ReadonlyArray<A>, same: (a: A, b: A) => boolean) =>
+  left.length === right.length && left.every((item, index) => same(item, right[index] as A))
+
+/** Whether a rebuilt catalog is the one a snapshot holds: same skills (the very objects), same problems. */
+const sameCatalog = (
+  snapshot: Snapshot,
+  next: Pick<Snapshot, "skills" | "skipped" | "shadowed" | "notices" | "folders">,
+): boolean =>
+  sameItems(snapshot.skills, next.skills, (a, b) => a === b) &&
+  sameItems(
+    snapshot.skipped,
+    next.skipped,
+    (a, b) => a.file === b.file && a.id === b.id && a.reason === b.reason && a.line === b.line,
+  ) &&
+  sameItems(
+    snapshot.shadowed,
+    next.shadowed,
+    (a, b) => a.file === b.file && a.id === b.id && a.shadowedBy === b.shadowedBy,
+  ) &&
+  sameItems(snapshot.notices, next.notices, (a, b) => a.path === b.path && a.reason === b.reason) &&
+  sameItems(snapshot.folders, next.folders, (a, b) => a === b)
+
 /** Every folder a watcher should follow for a catalog: collections, skill folders, broken skills. */
 export const foldersToWatch = (snapshot: Snapshot): Array<string> => [
   ...snapshot.folders,
@@ -388,6 +410,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     let watched: Effect.Effect<ReadonlyArray<string>> | undefined
     /** The first scan builds the catalog; changes are published from then on. */
     let published = false
+    /** The sweep that follows the watches' set-up, while it runs. */
+    let catchingUp: Deferred.Deferred<void> | undefined
     const scope = yield* Effect.scope
 
     // ---- search: the index, built once in slices, then kept in step with every snapshot ----
@@ -591,6 +615,16 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
             shadowed.push({ id: candidate.id, file: candidate.file, shadowedBy: winner })
         }
         const before = yield* Ref.get(state)
+        const folders = [...found.folders, ...found.edges]
+        if (
+          published &&
+          sameCatalog(before, { skills, skipped, shadowed, notices: found.notices, folders })
+        ) {
+          // Nothing changed (the common sweep): the snapshot, and all that hangs on it (lookups,
+          // the published listing, rendered catalogs), is kept as it is.
+          lastCheck = yield* Clock.currentTimeMillis
+          return false
+        }
         const change = describeChange(before, skills)
         const changedAny = change.added.length + change.removed.length + change.changed.length > 0
         const version = changedAny ? before.version + 1 : before.version
@@ -599,7 +633,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           skipped,
           shadowed,
           notices: found.notices,
-          folders: [...found.folders, ...found.edges],
+          folders,
           version,
         })
         yield* Ref.set(state, after)
@@ -751,20 +785,33 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
        * (undefined): requests then check the disk themselves again.
        */
       setWatched: (pending: Effect.Effect<ReadonlyArray<string>> | undefined) =>
-        Effect.suspend(() => {
+        Effect.gen(function* () {
           const starting = watched === undefined && pending !== undefined
           watched = pending
+          if (!starting) return
           // A change made after the last sweep but before its folder's watch existed reaches
           // no watcher: one sweep once the watches are in place catches it (re-reading only
-          // what changed), so nothing is missed between start-up and the watches.
-          return starting ? Effect.asVoid(refresh) : Effect.void
+          // what changed). In the background, after the search index (if one is being built),
+          // so the two do not hold memory at once.
+          const indexBuilt = searchStarted ? Effect.asVoid(Deferred.await(searchReady)) : Effect.void
+          const done = yield* Deferred.make<void>()
+          catchingUp = done
+          yield* Effect.forkIn(
+            Effect.ensuring(Effect.zipRight(indexBuilt, refresh), Deferred.succeed(done, undefined)),
+            scope,
+          )
         }),
       /** Catalog changes after start-up. */
       changes: Stream.fromPubSub(changes),
       /** The index as it is, without touching the disk. */
       peek: Ref.get(state),
-      /** Completes once no refresh is running (one that started earlier has finished). */
-      settled: lock.withPermits(1)(Effect.void),
+      /**
+       * Completes once no refresh is running (one that started earlier, the sweep after the
+       * watches were set up included, has finished).
+       */
+      settled: Effect.suspend(() =>
+        catchingUp === undefined ? Effect.void : Deferred.await(catchingUp),
+      ).pipe(Effect.zipRight(lock.withPermits(1)(Effect.void))),
     } as const
   }),
 }) {}

@@ -54,6 +54,8 @@ const run = (mode: Mode) =>
           yield* catalog.setWatched(watcher.takePending)
         })
         yield* syncWatches
+        // The sweep that follows the watches' set-up is over before the edits begin.
+        yield* catalog.settled
         yield* watcher.changes.pipe(
           Stream.runForEach((paths) => Effect.zipRight(catalog.refreshPaths(paths), syncWatches)),
           Effect.forkScoped,
@@ -147,8 +149,10 @@ describe("incremental refresh", () => {
           await fs.mkdir(`${root}/gamma`)
           await fs.writeFile(`${root}/gamma/SKILL.md`, skillMd("gamma", "Gamma added meanwhile."))
         })
-        // The watches are in place and have nothing pending.
+        // The watches are in place and have nothing pending: the sweep that follows (in the
+        // background) finds both changes.
         yield* catalog.setWatched(Effect.succeed([]))
+        yield* catalog.settled
         const after = yield* catalog.snapshot
         expect(after.byId.get("alpha")?.description).toBe("Alpha edited meanwhile.")
         expect(ids(after)).toEqual(["alpha", "beta", "gamma"])
