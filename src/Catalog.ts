@@ -8,6 +8,8 @@
  * in slices that leave the event loop free (`warmSearch`, or the first query), then follows
  * every change incrementally.
  */
+import type { Stats } from "node:fs"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { Clock, Deferred, Effect, Either, PubSub, Ref, Stream } from "effect"
 import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js"
@@ -376,6 +378,22 @@ const describeChange = (before: Snapshot, after: ReadonlyArray<Skill>) => {
   return { added, removed, changed }
 }
 
+/** SKILL.md files checked between two yields to the event loop (a few milliseconds each). */
+const CHECK_SLICE = 500
+/**
+ * A folder changed this long before a discovery began might not have been seen by it (file
+ * system timestamps lag the clock by up to a few ms; some file systems keep seconds).
+ */
+const FOLDER_TIME_MARGIN_MS = 2_000
+
+const lstatOrNull = (target: string): Stats | null => {
+  try {
+    return fs.lstatSync(target, { throwIfNoEntry: false }) ?? null
+  } catch {
+    return null
+  }
+}
+
 /** Skills indexed for search between two yields to the event loop (a few milliseconds each). */
 const SEARCH_SLICE = 100
 /** Rankings kept for paging (each at most one reference per skill). */
@@ -410,6 +428,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     let watched: Effect.Effect<ReadonlyArray<string>> | undefined
     /** The first scan builds the catalog; changes are published from then on. */
     let published = false
+    /** When the discovery behind the current snapshot began (ms since the epoch). */
+    let discoveredAt = 0
     /** The sweep that follows the watches' set-up, while it runs. */
     let catchingUp: Deferred.Deferred<void> | undefined
     const scope = yield* Effect.scope
@@ -647,9 +667,36 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
 
     /** Re-discovers everything (one stat per skill), then builds. */
     const rescan = (port: FsPort) =>
-      Effect.flatMap(discovery.discover(port), (found) => build(port, found)).pipe(
-        Effect.withSpan("Catalog.rescan"),
-      )
+      Effect.gen(function* () {
+        const startedAt = yield* Clock.currentTimeMillis
+        const found = yield* discovery.discover(port)
+        discoveredAt = startedAt
+        return yield* build(port, found)
+      }).pipe(Effect.withSpan("Catalog.rescan"))
+
+    /**
+     * Whether the disk still holds what the last discovery found, checked without reading any
+     * file and in slices (the event loop stays free): every SKILL.md has its fingerprint, and
+     * no folder discovery read (where a skill folder would appear or go) changed since that
+     * discovery began. Any doubt answers false.
+     */
+    const diskUnchanged = Effect.gen(function* () {
+      const since = discoveredAt - FOLDER_TIME_MARGIN_MS
+      const { candidates, folders, edges } = discovered
+      const fileHolds = (candidate: Candidate) => {
+        const info = lstatOrNull(candidate.file)
+        return info?.isFile() === true && sameFingerprint(fingerprintOf(info), candidate.fingerprint)
+      }
+      const folderHolds = (dir: string) => {
+        const info = lstatOrNull(dir)
+        return info !== null && info.mtimeMs < since && info.ctimeMs < since
+      }
+      for (let start = 0; start < candidates.length; start += CHECK_SLICE) {
+        if (!candidates.slice(start, start + CHECK_SLICE).every(fileHolds)) return false
+        yield* nextIoTurn
+      }
+      return [...folders, ...edges].every(folderHolds)
+    })
 
     /**
      * After file changes: when each changed path is directly inside a skill folder, only those
@@ -790,16 +837,16 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           watched = pending
           if (!starting) return
           // A change made after the last sweep but before its folder's watch existed reaches
-          // no watcher: one sweep once the watches are in place catches it (re-reading only
-          // what changed). In the background, after the search index (if one is being built),
-          // so the two do not hold memory at once.
-          const indexBuilt = searchStarted ? Effect.asVoid(Deferred.await(searchReady)) : Effect.void
+          // no watcher. Once the watches are in place, a check in the background (a stat of
+          // each SKILL.md and collection folder, nothing read) finds it, and only then sweeps.
           const done = yield* Deferred.make<void>()
           catchingUp = done
-          yield* Effect.forkIn(
-            Effect.ensuring(Effect.zipRight(indexBuilt, refresh), Deferred.succeed(done, undefined)),
-            scope,
+          const catchUp = lock.withPermits(1)(
+            Effect.flatMap(diskUnchanged, (unchanged) =>
+              unchanged ? Effect.void : Effect.asVoid(rescan(asyncFs)),
+            ),
           )
+          yield* Effect.forkIn(Effect.ensuring(catchUp, Deferred.succeed(done, undefined)), scope)
         }),
       /** Catalog changes after start-up. */
       changes: Stream.fromPubSub(changes),

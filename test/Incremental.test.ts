@@ -135,27 +135,53 @@ describe("incremental refresh", () => {
     run("watcher"),
   )
 
-  it.scopedLive("a change made before the watches existed is caught once they are in place", () =>
+  /** A tree whose folders were last changed an hour ago, and the catalog over it. */
+  const settledTree = Effect.gen(function* () {
+    const root = yield* tempTree({
+      "alpha/SKILL.md": skillMd("alpha", "Alpha original."),
+      "beta/SKILL.md": skillMd("beta", "Beta original."),
+    })
+    const hourAgo = new Date(Date.now() - 3_600_000)
+    for (const dir of [root, `${root}/alpha`, `${root}/beta`])
+      yield* Effect.promise(() => fs.utimes(dir, hourAgo, hourAgo))
+    return root
+  })
+
+  it.scopedLive("an edit made before the watches existed is caught once they are in place", () =>
     Effect.gen(function* () {
-      const root = yield* tempTree({
-        "alpha/SKILL.md": skillMd("alpha", "Alpha original."),
-        "beta/SKILL.md": skillMd("beta", "Beta original."),
-      })
+      const root = yield* settledTree
       yield* Effect.gen(function* () {
         const catalog = yield* Catalog
-        // Between the start-up scan and the watches: no watcher event will ever report these.
+        // Between the start-up scan and the watches: no watcher event will ever report it. An
+        // edit in place changes the file, not its folder.
+        yield* Effect.promise(() =>
+          fs.writeFile(`${root}/alpha/SKILL.md`, skillMd("alpha", "Alpha edited meanwhile.")),
+        )
+        yield* catalog.setWatched(Effect.succeed([]))
+        yield* catalog.settled
+        expect((yield* catalog.snapshot).byId.get("alpha")?.description).toBe("Alpha edited meanwhile.")
+      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
+    }),
+  )
+
+  it.scopedLive("a skill added before the watches existed is caught once they are in place", () =>
+    Effect.gen(function* () {
+      const root = yield* settledTree
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const before = yield* catalog.snapshot
+        yield* catalog.setWatched(Effect.succeed([]))
+        yield* catalog.settled
+        // Nothing changed: the same snapshot.
+        expect(yield* catalog.snapshot).toBe(before)
+        yield* catalog.setWatched(undefined)
         yield* Effect.promise(async () => {
-          await fs.writeFile(`${root}/alpha/SKILL.md`, skillMd("alpha", "Alpha edited meanwhile."))
           await fs.mkdir(`${root}/gamma`)
           await fs.writeFile(`${root}/gamma/SKILL.md`, skillMd("gamma", "Gamma added meanwhile."))
         })
-        // The watches are in place and have nothing pending: the sweep that follows (in the
-        // background) finds both changes.
         yield* catalog.setWatched(Effect.succeed([]))
         yield* catalog.settled
-        const after = yield* catalog.snapshot
-        expect(after.byId.get("alpha")?.description).toBe("Alpha edited meanwhile.")
-        expect(ids(after)).toEqual(["alpha", "beta", "gamma"])
+        expect(ids(yield* catalog.snapshot)).toEqual(["alpha", "beta", "gamma"])
       }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
     }),
   )

@@ -52,8 +52,14 @@ const ITERATIONS = Number(options.iterations)
 const WORK = path.join(os.tmpdir(), "skills-mcp-bench")
 /** A private copy of the built bin: a build in the working tree meanwhile cannot change it. */
 const BIN = path.join(WORK, "dist", "bin.cjs")
-/** Background work after start-up (watches, search index) is over by then at 10,000 skills. */
-const SETTLE_MS = 3_000
+/**
+ * A server is at rest once it has used no CPU for this long (its start-up work in the
+ * background, watches, search index and the sweep after the watches, is over); waited for
+ * at least SETTLE_MIN_MS and at most SETTLE_MAX_MS.
+ */
+const QUIET_MS = 500
+const SETTLE_MIN_MS = 1_000
+const SETTLE_MAX_MS = 30_000
 const log = (message) => process.stderr.write(`[bench] ${message}\n`)
 
 // ---------------------------------------------------------------------------------------
@@ -83,6 +89,27 @@ const procField = (pid, file, name) => {
 }
 /** Peak resident memory of a live process, in MB. */
 const peakRss = (pid) => procField(pid, "status", "VmHWM") / 1024
+/** CPU time (user + system, in clock ticks) a live process has used. */
+const cpuTicks = (pid) => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+  return Number(fields[11]) + Number(fields[12])
+}
+/** Waits until the process has used no CPU for QUIET_MS; answers how long that took. */
+const settle = async (pid) => {
+  const started = performance.now()
+  let last = cpuTicks(pid)
+  let quietSince = performance.now()
+  while (performance.now() - started < SETTLE_MAX_MS) {
+    await sleep(100)
+    const now = cpuTicks(pid)
+    if (now !== last) {
+      last = now
+      quietSince = performance.now()
+    } else if (performance.now() - quietSince >= QUIET_MS && performance.now() - started >= SETTLE_MIN_MS)
+      break
+  }
+  return performance.now() - started
+}
 /** Read system calls made so far by a live process. */
 const readCalls = (pid) => procField(pid, "io", "syscr")
 /** Folders the process watches through inotify. */
@@ -209,7 +236,7 @@ const measureSize = async (size, corpus, ids) => {
   result.firstToolsListMs = tools.ms
   result.firstListMs = (await time(() => tool(client, "list_skills", {}))).ms
   // Latencies are for a server at rest: its start-up work in the background is done.
-  await sleep(SETTLE_MS)
+  result.settleMs = await settle(pid)
   const iterations = large ? Math.min(ITERATIONS, 100) : ITERATIONS
   let seed = 12345
   const randomId = () => {
@@ -336,6 +363,7 @@ const table = (results, floor) => {
     ],
     ["first tools/list ms (right after initialize)", (r) => fixed(r.firstToolsListMs, 1)],
     ["first list_skills ms", (r) => fixed(r.firstListMs, 1)],
+    ["at rest after first list_skills, ms (min 1,000)", (r) => fixed(r.settleMs, 0)],
     ["list_skills p50/p95/p99 ms", (r) => triple(r.list)],
     ["list_skills {query} p50/p95/p99 ms", (r) => triple(r.search)],
     ["get_skill p50/p95/p99 ms", (r) => triple(r.get)],
