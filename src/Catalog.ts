@@ -16,7 +16,7 @@ import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js
 import { Discovery } from "./Discovery.js"
 import type { FrontmatterRule } from "./Errors.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
-import { nextIoTurn } from "./EventLoop.js"
+import { nextIoTurn, sliced } from "./EventLoop.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { MAX_FRONTMATTER_BYTES, readFrontmatter } from "./Frontmatter.js"
 import type { FsPort } from "./FsPort.js"
@@ -378,8 +378,6 @@ const describeChange = (before: Snapshot, after: ReadonlyArray<Skill>) => {
   return { added, removed, changed }
 }
 
-/** SKILL.md files checked between two yields to the event loop (a few milliseconds each). */
-const CHECK_SLICE = 500
 /**
  * A folder changed this long before a discovery began might not have been seen by it (file
  * system timestamps lag the clock by up to a few ms; some file systems keep seconds).
@@ -394,8 +392,8 @@ const lstatOrNull = (target: string): Stats | null => {
   }
 }
 
-/** Skills indexed for search between two yields to the event loop (a few milliseconds each). */
-const SEARCH_SLICE = 100
+/** Skills indexed for search at a time (well under a slice of time; see EventLoop.ts). */
+const SEARCH_BATCH = 10
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
 
@@ -453,10 +451,13 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const buildSearch = Effect.gen(function* () {
       const index = makeSearchIndex()
       const { skills } = yield* Ref.get(state)
-      for (let start = 0; start < skills.length; start += SEARCH_SLICE) {
-        index.addNew(skills.slice(start, start + SEARCH_SLICE))
-        yield* nextIoTurn
-      }
+      const batches: Array<ReadonlyArray<Skill>> = []
+      for (let start = 0; start < skills.length; start += SEARCH_BATCH)
+        batches.push(skills.slice(start, start + SEARCH_BATCH))
+      yield* sliced(batches, (batch) => {
+        index.addNew(batch)
+        return true
+      })
       searchIndex = index
       syncSearch(yield* Ref.get(state))
       yield* Deferred.succeed(searchReady, index)
@@ -691,11 +692,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         const info = lstatOrNull(dir)
         return info !== null && info.mtimeMs < since && info.ctimeMs < since
       }
-      for (let start = 0; start < candidates.length; start += CHECK_SLICE) {
-        if (!candidates.slice(start, start + CHECK_SLICE).every(fileHolds)) return false
-        yield* nextIoTurn
-      }
-      return [...folders, ...edges].every(folderHolds)
+      return (yield* sliced(candidates, fileHolds)) && (yield* sliced([...folders, ...edges], folderHolds))
     })
 
     /**

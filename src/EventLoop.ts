@@ -1,7 +1,7 @@
 /**
  * Yielding to Node's event loop. `Effect.yieldNow` gives way to other fibers only (it resumes
- * on a microtask), so long loops that must let requests and file-watch events through between
- * slices yield with `nextIoTurn` instead.
+ * on a microtask), so long loops that must let requests and file-watch events through yield
+ * with `nextIoTurn` instead, and `sliced` runs such a loop in short slices of time.
  */
 import { Effect } from "effect"
 
@@ -13,3 +13,26 @@ export const nextIoTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
+
+/**
+ * Work done between two yields, in ms: a request that arrives meanwhile waits at most about
+ * this long per turn of the event loop it needs.
+ */
+export const SLICE_MS = 0.5
+
+/**
+ * Runs `step` on each item in order, yielding to the event loop whenever a slice has taken
+ * SLICE_MS. Stops at the first step that answers false, and answers whether every step passed.
+ */
+export const sliced = <A>(items: ReadonlyArray<A>, step: (item: A) => boolean): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    let sliceStart = performance.now()
+    for (const item of items) {
+      if (!step(item)) return false
+      if (performance.now() - sliceStart >= SLICE_MS) {
+        yield* nextIoTurn
+        sliceStart = performance.now()
+      }
+    }
+    return true
+  })

@@ -14,12 +14,10 @@ import type { FSWatcher } from "node:fs"
 import { watch } from "node:fs"
 import * as path from "node:path"
 import { Effect, Queue, Runtime, Stream } from "effect"
-import { nextIoTurn } from "./EventLoop.js"
+import { sliced } from "./EventLoop.js"
 
 /** Changes closer together than this are delivered as one batch. */
 export const DEBOUNCE_MS = 75
-/** Watches added between two yields to the event loop. */
-const SYNC_SLICE = 500
 
 export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
   scoped: Effect.gen(function* () {
@@ -83,12 +81,11 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
         for (const dir of watchers.keys()) if (!wanted.has(dir)) unwatch(dir)
         const missing = [...wanted].filter((dir) => !watchers.has(dir))
         let complete = true
-        // In slices, yielding to the event loop between them, so requests waiting there are
-        // not held up by thousands of watches.
-        for (let start = 0; start < missing.length; start += SYNC_SLICE) {
-          for (const dir of missing.slice(start, start + SYNC_SLICE)) if (!add(dir)) complete = false
-          if (start + SYNC_SLICE < missing.length) yield* nextIoTurn
-        }
+        // In slices of time, so requests are not held up by thousands of watches.
+        yield* sliced(missing, (dir) => {
+          if (!add(dir)) complete = false
+          return true
+        })
         return { watched: watchers.size, complete }
       })
 

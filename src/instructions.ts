@@ -158,6 +158,10 @@ const render = (entries: ReadonlyArray<CatalogEntry>, budget: number, loader: Lo
   for (let index = 0; index < ordered.length && free >= MIN_ENTRY; index++) {
     const entry = ordered[index]
     if (entry === undefined) break
+    // Most entries cannot fit what is left once the catalog is nearly full: ruled out from
+    // their length alone (escaping only lengthens), without rendering them.
+    if (texts[index] === undefined && MIN_ENTRY - 2 + entry.id.length + entry.description.length > free)
+      continue
     const text = texts[index] ?? renderEntry(entry)
     if (text.length > free) continue
     body += text
