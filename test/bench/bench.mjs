@@ -302,8 +302,10 @@ const measureSize = async (size, corpus, ids) => {
   fs.writeFileSync(path.join(corpus, added, "SKILL.md"), addedSkill)
   result.freshAddMs = await poll(async () => (await descriptionOf(added)) !== undefined, addStarted)
   log("  one quiet edit")
-  // One more edit, with no request meanwhile: count notifications and the reads it cost.
-  await sleep(300)
+  // One more edit, with no request meanwhile and the server at rest (the add's refresh is
+  // over: async file operations in flight would add the event loop's own wake-up reads):
+  // count notifications and the reads it cost.
+  await settle(pid)
   const quietFrom = session.notifications.length
   const readsBefore = readCalls(pid)
   fs.writeFileSync(victimFile, edited.replace(token, `${token}-again`))
