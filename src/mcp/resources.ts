@@ -223,7 +223,9 @@ export const readDirectory = (params: typeof DirectoryReadParams.Type) =>
     const files = yield* SkillFiles
     const { protocolPageSize } = yield* Settings
     const snapshot = yield* catalog.snapshot
-    const target = yield* resolveUri(snapshot, params.uri, false)
+    // A folder's URI may end with one slash (`skill://pdf/references/`).
+    const folderUri = /[^/]\/$/.test(params.uri) ? params.uri.slice(0, -1) : params.uri
+    const target = yield* resolveUri(snapshot, folderUri, false)
     const notDirectory = new UnknownUri({ uri: params.uri, reason: "it is not a directory resource" })
     if (target._tag !== "Skill") return yield* notDirectory
     const start = params.cursor === undefined ? 0 : yield* decodeCursor(params.cursor)

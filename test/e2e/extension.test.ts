@@ -291,6 +291,13 @@ describe("MCP Skills extension", () => {
         size: 244,
       },
     ])
+    // A folder's URI may end with a slash.
+    const slashed = await request(
+      "resources/directory/read",
+      { uri: "skill://data/csv-analysis/scripts/" },
+      DirectoryResult,
+    )
+    expect(slashed.resources).toEqual(nested.resources)
     const linked = await request(
       "resources/directory/read",
       { uri: "skill://symlink-escape" },
