@@ -54,8 +54,8 @@ const run = (source: string, cachedData: Buffer | undefined) => {
  * Heap settings for a long-running server whose live data is small (the catalog: about 2 KB
  * per skill) while request handling allocates fast: V8's defaults let the young generation
  * grow to 2 x 16 MB and the old one to several times the live data before collecting, which
- * was most of the peak memory at 10,000 skills (about 200 MB against 150 with these, at a few
- * percent more start-up time; see the README's Performance section). The young generation
+ * was most of the peak memory at 10,000 skills (254 MB against 170 with these in one A/B run,
+ * for about 15% more time to `initialize`; see the README's Performance section). The young generation
  * keeps its initial size and the old one grows by at most 30% between full collections. Flags
  * the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
  */
