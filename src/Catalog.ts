@@ -8,8 +8,6 @@
  * in slices that leave the event loop free (`warmSearch`, or the first query), then follows
  * every change incrementally.
  */
-import type { Stats } from "node:fs"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { Clock, Deferred, Effect, Either, PubSub, Ref, Stream } from "effect"
 import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js"
@@ -20,7 +18,7 @@ import { nextIoTurn, sliced } from "./EventLoop.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { MAX_FRONTMATTER_BYTES, readFrontmatter } from "./Frontmatter.js"
 import type { FsPort } from "./FsPort.js"
-import { asyncFs, mapLimit, syncFs } from "./FsPort.js"
+import { asyncFs, lstatNow, mapLimit, syncFs } from "./FsPort.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, sameFingerprint } from "./Paths.js"
 import type { SearchIndex } from "./Search.js"
@@ -384,14 +382,6 @@ const describeChange = (before: Snapshot, after: ReadonlyArray<Skill>) => {
  */
 const FOLDER_TIME_MARGIN_MS = 2_000
 
-const lstatOrNull = (target: string): Stats | null => {
-  try {
-    return fs.lstatSync(target, { throwIfNoEntry: false }) ?? null
-  } catch {
-    return null
-  }
-}
-
 /** Skills indexed for search at a time (well under a slice of time; see EventLoop.ts). */
 const SEARCH_BATCH = 10
 /** Rankings kept for paging (each at most one reference per skill). */
@@ -685,11 +675,11 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       const since = discoveredAt - FOLDER_TIME_MARGIN_MS
       const { candidates, folders, edges } = discovered
       const fileHolds = (candidate: Candidate) => {
-        const info = lstatOrNull(candidate.file)
+        const info = lstatNow(candidate.file)
         return info?.isFile() === true && sameFingerprint(fingerprintOf(info), candidate.fingerprint)
       }
       const folderHolds = (dir: string) => {
-        const info = lstatOrNull(dir)
+        const info = lstatNow(dir)
         return info !== null && info.mtimeMs < since && info.ctimeMs < since
       }
       return (yield* sliced(candidates, fileHolds)) && (yield* sliced([...folders, ...edges], folderHolds))

@@ -41,9 +41,18 @@ const nullOnError =
 /** Read-only; a FIFO swapped in for a SKILL.md fails to read instead of blocking the process. */
 const READ_NONBLOCK = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK
 
+/** `lstat` now, without following a final link; null when there is nothing there or it fails. */
+export const lstatNow = (target: string): Stats | null => {
+  try {
+    return fs.lstatSync(target, { throwIfNoEntry: false }) ?? null
+  } catch {
+    return null
+  }
+}
+
 export const syncFs: FsPort = {
   readdir: nullOnError((dir: string) => fs.readdirSync(dir, { withFileTypes: true })),
-  lstat: nullOnError((target: string) => fs.lstatSync(target)),
+  lstat: lstatNow,
   stat: nullOnError((target: string) => fs.statSync(target)),
   realpath: nullOnError((target: string) => fs.realpathSync.native(target)),
   open: (file) => fs.openSync(file, READ_NONBLOCK),

@@ -55,9 +55,10 @@ const run = (source: string, cachedData: Buffer | undefined) => {
  * per skill) while request handling allocates fast: V8's defaults let the young generation
  * grow to 2 x 16 MB and the old one to several times the live data before collecting, which
  * was most of the peak memory at 10,000 skills (254 MB against 170 with these in one A/B run,
- * for about 15% more time to `initialize`; see the README's Performance section). The young generation
- * keeps its initial size and the old one grows by at most 30% between full collections. Flags
- * the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
+ * for about 15% more time to `initialize`; see the README's Performance section). The young
+ * generation keeps its initial size and the old one grows by at most 30% between full
+ * collections. Flags the user gives Node (command line or NODE_OPTIONS) about the same take
+ * precedence.
  */
 const HEAP_FLAGS = ["--semi-space-growth-factor=1", "--heap-growing-percent=30"]
 
