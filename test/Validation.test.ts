@@ -30,6 +30,13 @@ const rulesOfText = (folder: string, text: string): Array<RuleId> => {
   return checkSkill({ folder, frontmatter: parsed.right }).map((diagnostic) => diagnostic.rule)
 }
 
+/** Every frontmatter rule's diagnostics for a SKILL.md text that parses (a test fails if not). */
+const diagnosticsOf = (folder: string, text: string, lines?: ReadonlyMap<string, number>) => {
+  const parsed = parseSkillText(`/skills/${folder}/SKILL.md`, text)
+  if (Either.isLeft(parsed)) throw new Error(parsed.left.message)
+  return checkSkill({ folder, frontmatter: parsed.right, ...(lines === undefined ? {} : { lines }) })
+}
+
 const rulesOf = (folder: string, frontmatter: string) =>
   rulesOfText(folder, `---\n${frontmatter}\n---\n# Body\n`)
 
@@ -235,10 +242,8 @@ describe("frontmatter rules: texts that fail", () => {
 
   it("points at the field's line and says how to fix it", () => {
     const text = "---\nname: Bad_Name\ndescription: d\nrequires: x\n---\n"
-    const parsed = parseSkillText("/skills/bad-name/SKILL.md", text)
-    if (Either.isLeft(parsed)) throw new Error(parsed.left.message)
     const lines = fieldLines("name: Bad_Name\ndescription: d\nrequires: x\n", 1)
-    const diagnostics = checkSkill({ folder: "bad-name", frontmatter: parsed.right, lines })
+    const diagnostics = diagnosticsOf("bad-name", text, lines)
     expect(diagnostics).toEqual([
       expect.objectContaining({ rule: "name-characters", severity: "error", line: 2 }),
       expect.objectContaining({ rule: "name-matches-folder", severity: "error", line: 2 }),
@@ -250,12 +255,10 @@ describe("frontmatter rules: texts that fail", () => {
   })
 
   it("gives one fix for a bad name that also differs from its folder: the folder's name", () => {
-    const parsed = parseSkillText(
-      "/skills/verification-quality/SKILL.md",
+    const [characters, folder] = diagnosticsOf(
+      "verification-quality",
       "---\nname: Verification & Quality Assurance\ndescription: d\n---\n",
     )
-    if (Either.isLeft(parsed)) throw new Error(parsed.left.message)
-    const [characters, folder] = checkSkill({ folder: "verification-quality", frontmatter: parsed.right })
     expect(characters).toMatchObject({ rule: "name-characters" })
     expect(characters?.message).toContain("Use 'verification-quality'.")
     expect(folder).toMatchObject({ rule: "name-matches-folder" })
@@ -263,12 +266,10 @@ describe("frontmatter rules: texts that fail", () => {
   })
 
   it("does not tell authors to move Claude Code's own fields under metadata", () => {
-    const parsed = parseSkillText(
-      "/skills/a/SKILL.md",
+    const [claude, other] = diagnosticsOf(
+      "a",
       "---\nname: a\ndescription: d\ndisable-model-invocation: true\nrequires: x\n---\n",
     )
-    if (Either.isLeft(parsed)) throw new Error(parsed.left.message)
-    const [claude, other] = checkSkill({ folder: "a", frontmatter: parsed.right })
     expect(claude).toMatchObject({ rule: "unknown-field", severity: "warning" })
     expect(claude?.message).toContain("Claude Code reads it")
     expect(claude?.message).not.toContain("metadata")
