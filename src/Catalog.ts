@@ -382,8 +382,6 @@ const describeChange = (before: Snapshot, after: ReadonlyArray<Skill>) => {
  */
 const FOLDER_TIME_MARGIN_MS = 2_000
 
-/** Skills indexed for search at a time (well under a slice of time; see EventLoop.ts). */
-const SEARCH_BATCH = 10
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
 
@@ -441,11 +439,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const buildSearch = Effect.gen(function* () {
       const index = makeSearchIndex()
       const { skills } = yield* Ref.get(state)
-      const batches: Array<ReadonlyArray<Skill>> = []
-      for (let start = 0; start < skills.length; start += SEARCH_BATCH)
-        batches.push(skills.slice(start, start + SEARCH_BATCH))
-      yield* sliced(batches, (batch) => {
-        index.addNew(batch)
+      yield* sliced(skills, (skill) => {
+        index.addNew([skill])
         return true
       })
       searchIndex = index

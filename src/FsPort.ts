@@ -42,13 +42,9 @@ const nullOnError =
 const READ_NONBLOCK = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK
 
 /** `lstat` now, without following a final link; null when there is nothing there or it fails. */
-export const lstatNow = (target: string): Stats | null => {
-  try {
-    return fs.lstatSync(target, { throwIfNoEntry: false }) ?? null
-  } catch {
-    return null
-  }
-}
+export const lstatNow = nullOnError(
+  (target: string): Stats | null => fs.lstatSync(target, { throwIfNoEntry: false }) ?? null,
+)
 
 export const syncFs: FsPort = {
   readdir: nullOnError((dir: string) => fs.readdirSync(dir, { withFileTypes: true })),
