@@ -19,6 +19,14 @@
  *   affected.
  * - Equal scores keep catalog order (first root first).
  *
+ * MiniSearch keeps the index (words, their postings, prefix and typo lookup); the ranking is
+ * computed here, over that index, with MiniSearch's own scoring (BM25+, its prefix and typo
+ * weights, a skill's score times the number of query words it matches). MiniSearch's
+ * `search` builds a result object with match details for every matching skill and then
+ * intersects them: at 10,000 skills a query matching half of them cost 5-15 ms, most of it
+ * allocation. Here scores add up in reused typed arrays indexed by MiniSearch's short
+ * document ids, and only the ranked ids are allocated.
+ *
  * The index follows the catalog incrementally: `sync` re-indexes only skills whose metadata
  * object changed (the catalog keeps unchanged skills as the very same objects) and drops the
  * ones that left. Removed entries are purged by MiniSearch's own batched vacuum.
@@ -73,13 +81,130 @@ const typosFor = (word: string) => (word.length >= 9 ? 2 : word.length >= 5 ? 1 
 /** Most skills a query's words may be held by, summed over the words. */
 const MAX_QUERY_POSTINGS = 10_000
 
-/** MiniSearch, plus how many skills hold a word (read from its index, as a subclass may). */
+/** MiniSearch's index for one term: per field id, the term's count in each short document id. */
+type TermData = ReadonlyMap<number, ReadonlyMap<number, number>>
+
+/** MiniSearch's defaults, which the rankings were tuned with. */
+const PREFIX_WEIGHT = 0.375
+const TYPO_WEIGHT = 0.45
+const BM25_K = 1.2
+const BM25_B = 0.7
+const BM25_D = 0.5
+
+/** Indexed fields, in MiniSearch's field order, with their weights. */
+const FIELDS = ["names", "description"] as const
+const FIELD_BOOSTS: Readonly<Record<(typeof FIELDS)[number], number>> = { names: 3, description: 1 }
+
+const bitCount = (bits: number) => {
+  let count = 0
+  for (let rest = bits; rest !== 0; rest &= rest - 1) count++
+  return count
+}
+
+/** MiniSearch with a ranking of its own (see the top of this file), using its protected index. */
 class SkillIndex extends MiniSearch<Searchable> {
+  /**
+   * Per short document id: the score so far, the current word's share, the words matched (a
+   * bit per query word) and the catalog position. Reused by every ranking, left all zero.
+   */
+  private total = new Float64Array(0)
+  private share = new Float64Array(0)
+  private words = new Uint16Array(0)
+  private place = new Float64Array(0)
+
   /** How many skills hold `word` in one field or more (removed ones count until vacuumed). */
   holders(word: string): number {
     let most = 0
     for (const documents of this._index.get(word)?.values() ?? []) most = Math.max(most, documents.size)
     return most
+  }
+
+  /** The indexed terms a query word stands for, with their weights (MiniSearch's rules). */
+  private expansions(word: string): Array<readonly [TermData, number]> {
+    const found: Array<readonly [TermData, number]> = []
+    const exact = this._index.get(word)
+    if (exact !== undefined) found.push([exact, 1])
+    const prefixed = new Set<string>()
+    for (const [term, data] of this._index.atPrefix(word)) {
+      const distance = term.length - word.length
+      if (distance === 0) continue
+      prefixed.add(term)
+      found.push([data, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * distance)])
+    }
+    // A word some skill holds is taken as meant; only an unknown word may be a typo.
+    const typos = this.holders(word) === 0 ? typosFor(word) : false
+    if (typos !== false) {
+      for (const [term, [data, distance]] of this._index.fuzzyGet(word, typos)) {
+        if (distance === 0 || prefixed.has(term)) continue
+        found.push([data, (TYPO_WEIGHT * term.length) / (term.length + distance)])
+      }
+    }
+    return found
+  }
+
+  /** Adds one term's BM25+ scores to the current word's share; `touched` gets the new documents. */
+  private score(data: TermData, weight: number, touched: Array<number>) {
+    for (const field of FIELDS) {
+      const fieldId = this._fieldIds[field]
+      const postings = fieldId === undefined ? undefined : data.get(fieldId)
+      if (fieldId === undefined || postings === undefined) continue
+      let holding = postings.size
+      // Removed documents stay in the postings until MiniSearch's vacuum; they are not counted.
+      if (this._dirtCount > 0)
+        for (const document of postings.keys()) if (!this._documentIds.has(document)) holding--
+      const idf = Math.log(1 + (this._documentCount - holding + 0.5) / (holding + 0.5))
+      const average = this._avgFieldLength[fieldId] ?? 1
+      const boost = weight * FIELD_BOOSTS[field]
+      const share = this.share
+      postings.forEach((frequency, document) => {
+        const length = this._fieldLength.get(document)?.[fieldId]
+        if (length === undefined || !this._documentIds.has(document)) return
+        const bm25 =
+          idf *
+          (BM25_D +
+            (frequency * (BM25_K + 1)) / (frequency + BM25_K * (1 - BM25_B + (BM25_B * length) / average)))
+        if (share[document] === 0) touched.push(document)
+        share[document] = (share[document] ?? 0) + boost * bm25
+      })
+    }
+  }
+
+  /** Document ids by relevance to `words` (at most 16), best first; see `rank`. */
+  rankWords(words: ReadonlyArray<string>, position: (id: string) => number): Ranking {
+    if (this.total.length < this._nextId) {
+      const size = Math.max(1024, this._nextId * 2)
+      this.total = new Float64Array(size)
+      this.share = new Float64Array(size)
+      this.words = new Uint16Array(size)
+      this.place = new Float64Array(size)
+    }
+    const { total, share, words: matched, place } = this
+    const hits: Array<number> = []
+    words.forEach((word, index) => {
+      const touched: Array<number> = []
+      for (const [data, weight] of this.expansions(word)) this.score(data, weight, touched)
+      for (const document of touched) {
+        if (matched[document] === 0) hits.push(document)
+        total[document] = (total[document] ?? 0) + (share[document] ?? 0)
+        share[document] = 0
+        matched[document] = (matched[document] ?? 0) | (1 << index)
+      }
+    })
+    const every = (1 << words.length) - 1
+    const all = hits.filter((document) => matched[document] === every)
+    const ranked = all.length > 0 ? all : hits
+    for (const document of ranked) total[document] = (total[document] ?? 0) * bitCount(matched[document] ?? 0)
+    const idOf = (document: number): string => String(this._documentIds.get(document))
+    // Catalog positions are looked up once per skill, not once per comparison (ties are common).
+    for (const document of ranked) place[document] = position(idOf(document))
+    ranked.sort((a, b) => (total[b] ?? 0) - (total[a] ?? 0) || (place[a] ?? 0) - (place[b] ?? 0))
+    const ids = ranked.map(idOf)
+    for (const document of hits) {
+      total[document] = 0
+      place[document] = 0
+      matched[document] = 0
+    }
+    return { ids, match: all.length > 0 || hits.length === 0 ? "all" : "any" }
   }
 }
 
@@ -97,6 +222,25 @@ const usefulWords = (index: SkillIndex, words: ReadonlyArray<string>): ReadonlyA
   return kept
 }
 
+/**
+ * How skills are indexed: one field for the id and the name (usually equal: half the postings
+ * of two fields) and one for the description, split and filtered as `searchWords` does.
+ */
+export const INDEX_OPTIONS = {
+  idField: "id",
+  fields: [...FIELDS],
+  extractField: (skill: Searchable, field: string): string =>
+    field === "id"
+      ? skill.id
+      : field === "names"
+        ? skill.name === skill.id
+          ? skill.id
+          : `${skill.id} ${skill.name}`
+        : skill.description,
+  tokenize,
+  processTerm,
+}
+
 export interface SearchIndex {
   /** Makes the index hold exactly `skills` (unique ids); re-indexes only what changed. */
   readonly sync: (skills: ReadonlyArray<Searchable>, byId: ReadonlyMap<string, Searchable>) => void
@@ -108,28 +252,7 @@ export interface SearchIndex {
 }
 
 export const makeSearchIndex = (): SearchIndex => {
-  const mini: SkillIndex = new SkillIndex({
-    idField: "id",
-    // One field for the id and the name (usually equal): half the postings of two fields.
-    fields: ["names", "description"],
-    extractField: (skill, field) =>
-      field === "id"
-        ? skill.id
-        : field === "names"
-          ? skill.name === skill.id
-            ? skill.id
-            : `${skill.id} ${skill.name}`
-          : skill.description,
-    tokenize,
-    processTerm,
-    searchOptions: {
-      boost: { names: 3 },
-      prefix: true,
-      // A word some skill holds is taken as meant; only an unknown word may be a typo.
-      fuzzy: (term): number | false => (mini.holders(term) > 0 ? false : typosFor(term)),
-      maxFuzzy: 2,
-    },
-  })
+  const mini = new SkillIndex(INDEX_OPTIONS)
   /** The skill objects indexed, by id: an id whose object differs was edited. */
   const indexed = new Map<string, Searchable>()
 
@@ -156,24 +279,7 @@ export const makeSearchIndex = (): SearchIndex => {
   const rank = (query: string, position: (id: string) => number): Ranking => {
     const words = [...new Set(searchWords(query))].slice(0, MAX_QUERY_WORDS)
     if (words.length === 0) return { ids: [], match: "all" }
-    const text = usefulWords(mini, words).join(" ")
-    const every = mini.search(text, { combineWith: "AND" })
-    const results = every.length > 0 ? every : mini.search(text, { combineWith: "OR" })
-    // MiniSearch sorts by score; only runs of equal scores are put in catalog order.
-    const ids: Array<string> = []
-    for (let start = 0; start < results.length; ) {
-      let end = start + 1
-      while (end < results.length && results[end]?.score === results[start]?.score) end++
-      const run: Array<string> = []
-      for (let index = start; index < end; index++) {
-        const id = results[index]?.id
-        if (typeof id === "string") run.push(id)
-      }
-      if (run.length > 1) run.sort((a, b) => position(a) - position(b))
-      for (const id of run) ids.push(id)
-      start = end
-    }
-    return { ids, match: every.length > 0 || results.length === 0 ? "all" : "any" }
+    return mini.rankWords(usefulWords(mini, words), position)
   }
 
   return {

@@ -1,9 +1,10 @@
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import MiniSearch from "minisearch"
 import { Catalog } from "../src/Catalog.js"
 import type { Searchable } from "../src/Search.js"
-import { makeSearchIndex, searchWords } from "../src/Search.js"
+import { INDEX_OPTIONS, makeSearchIndex, searchWords } from "../src/Search.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -75,6 +76,103 @@ describe("search index", () => {
     index.sync(removed, new Map(removed.map((entry) => [entry.id, entry])))
     expect(rank("zebras").ids).toEqual(["csv-tools"])
     expect(index.size()).toBe(removed.length)
+  })
+})
+
+/**
+ * The ranking as MiniSearch's own `search` gives it, with the options the index ranks by:
+ * the reference the faster ranking must equal, order included.
+ */
+const referenceRank = (skills: ReadonlyArray<Searchable>, query: string): Array<string> => {
+  const mini = new MiniSearch<Searchable>(INDEX_OPTIONS)
+  mini.addAll([...skills])
+  const holds = (term: string) => mini.search(term, { prefix: false, fuzzy: false }).length > 0
+  const options = {
+    boost: { names: 3 },
+    prefix: true,
+    fuzzy: (term: string) => (holds(term) ? false : term.length >= 9 ? 2 : term.length >= 5 ? 1 : false),
+  }
+  const words = [...new Set(searchWords(query))].join(" ")
+  const every = mini.search(words, { ...options, combineWith: "AND" })
+  const results = every.length > 0 ? every : mini.search(words, { ...options, combineWith: "OR" })
+  const order = new Map(skills.map((entry, at) => [entry.id, at]))
+  return results
+    .map((result) => ({ id: String(result.id), score: result.score }))
+    .sort((a, b) => b.score - a.score || (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
+    .map((result) => result.id)
+}
+
+describe("search ranking", () => {
+  /** A deterministic catalog whose words overlap, begin one another and differ by a letter. */
+  const generated = (): Array<Searchable> => {
+    const words = [
+      "report",
+      "reports",
+      "reporting",
+      "deploy",
+      "deployment",
+      "deployments",
+      "test",
+      "tests",
+      "testing",
+      "chart",
+      "charts",
+      "charting",
+      "review",
+      "reviews",
+      "data",
+      "database",
+      "datasets",
+      "kubernetes",
+      "cluster",
+      "clusters",
+      "invoice",
+      "invoices",
+      "translate",
+      "translation",
+      "template",
+      "templates",
+      "schema",
+      "schemas",
+      "golang",
+      "python",
+    ]
+    let seed = 7
+    const next = (below: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+      return seed % below
+    }
+    return Array.from({ length: 400 }, (_, at) => {
+      const pick = () => words[next(words.length)] ?? "data"
+      const id = `${pick()}-${pick()}-${at}`
+      const description = Array.from({ length: 4 + next(12) }, pick).join(" ")
+      return skill(id, `${description}.`, next(4) === 0 ? `${pick()} ${pick()}` : id)
+    })
+  }
+
+  it("equals MiniSearch's own search, order included", () => {
+    const skills = generated()
+    const { rank } = indexOf(skills)
+    const queries = [
+      "report",
+      "rep",
+      "deplo",
+      "testing charts",
+      "review data schemas",
+      "kubernetes",
+      "translaton",
+      "tempaltes",
+      "golang python",
+      "invoice clusters reports",
+      "databse",
+      "chart zebra",
+      "reporting deployment templates translate",
+    ]
+    for (const query of queries) {
+      const expected = referenceRank(skills, query)
+      expect(expected.length, query).toBeGreaterThan(0)
+      expect(rank(query).ids, query).toEqual(expected)
+    }
   })
 })
 
