@@ -8,7 +8,6 @@
  * reached through a link is read only if no other path has led to it yet, so link loops end
  * and links between sibling folders cost one read per real folder, not one per path.
  */
-import type { Dirent } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
 import type { IdFilter } from "./Access.js"
@@ -186,22 +185,19 @@ export const discoverRoot = async (
         else if (entry.isDirectory()) edges.push(path.join(pending.dir, name))
         continue
       }
-      if (skipFolder(name)) continue
-      const folder = await folderOf(pending, entry)
-      if (folder === null) continue
-      const resets = pending.depth === 0 && name === "skills"
-      next.push({ ...folder, segments: resets ? [] : [...pending.segments, name], depth: pending.depth + 1 })
+      if (skipFolder(name) || !(entry.isDirectory() || entry.isSymbolicLink())) continue
+      const dir = childPath(pending.dir, name)
+      const segments = pending.depth === 0 && name === "skills" ? [] : [...pending.segments, name]
+      const depth = pending.depth + 1
+      // A plain sub-folder needs no system call (and no await: a root holds thousands).
+      if (entry.isDirectory()) {
+        next.push({ dir, real: childPath(pending.real, name), segments, depth, viaLink: pending.viaLink })
+        continue
+      }
+      const real = await linked(pending, dir)
+      if (real !== null) next.push({ dir, real, segments, depth, viaLink: true })
     }
     return next
-  }
-
-  /** The sub-folder an entry leads to, if any. */
-  const folderOf = async (parent: Pending, entry: Dirent) => {
-    const dir = childPath(parent.dir, entry.name)
-    if (entry.isDirectory()) return { dir, real: childPath(parent.real, entry.name), viaLink: parent.viaLink }
-    if (!entry.isSymbolicLink()) return null
-    const real = await linked(parent, dir)
-    return real === null ? null : { dir, real, viaLink: true }
   }
 
   let level: Array<Pending> = [{ dir: root.path, real: rootReal, segments: [], depth: 0, viaLink: false }]
