@@ -146,8 +146,9 @@ class SkillIndex extends MiniSearch<Searchable> {
   private score(data: TermData, weight: number, touched: Array<number>) {
     for (const field of FIELDS) {
       const fieldId = this._fieldIds[field]
-      const postings = fieldId === undefined ? undefined : data.get(fieldId)
-      if (fieldId === undefined || postings === undefined) continue
+      if (fieldId === undefined) continue
+      const postings = data.get(fieldId)
+      if (postings === undefined) continue
       let holding = postings.size
       // Removed documents stay in the postings until MiniSearch's vacuum; they are not counted.
       if (this._dirtCount > 0)
