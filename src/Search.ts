@@ -158,8 +158,9 @@ class SkillIndex extends MiniSearch<Searchable> {
       const boost = weight * FIELD_BOOSTS[field]
       const share = this.share
       postings.forEach((frequency, document) => {
+        // A removed document has no field lengths any more (MiniSearch drops them on discard).
         const length = this._fieldLength.get(document)?.[fieldId]
-        if (length === undefined || !this._documentIds.has(document)) return
+        if (length === undefined) return
         const bm25 =
           idf *
           (BM25_D +
