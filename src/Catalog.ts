@@ -440,7 +440,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       const index = makeSearchIndex()
       const { skills } = yield* Ref.get(state)
       yield* sliced(skills, (skill) => {
-        index.addNew([skill])
+        index.addNew(skill)
         return true
       })
       searchIndex = index

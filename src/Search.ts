@@ -151,14 +151,14 @@ class SkillIndex extends MiniSearch<Searchable> {
       if (postings === undefined) continue
       let holding = postings.size
       // Removed documents stay in the postings until MiniSearch's vacuum; they are not counted.
+      // MiniSearch drops a removed document's field lengths: that tells them apart here and below.
       if (this._dirtCount > 0)
-        for (const document of postings.keys()) if (!this._documentIds.has(document)) holding--
+        for (const document of postings.keys()) if (!this._fieldLength.has(document)) holding--
       const idf = Math.log(1 + (this._documentCount - holding + 0.5) / (holding + 0.5))
       const average = this._avgFieldLength[fieldId] ?? 1
       const boost = weight * FIELD_BOOSTS[field]
       const share = this.share
       postings.forEach((frequency, document) => {
-        // A removed document has no field lengths any more (MiniSearch drops them on discard).
         const length = this._fieldLength.get(document)?.[fieldId]
         if (length === undefined) return
         const bm25 =
@@ -246,8 +246,8 @@ export const INDEX_OPTIONS = {
 export interface SearchIndex {
   /** Makes the index hold exactly `skills` (unique ids); re-indexes only what changed. */
   readonly sync: (skills: ReadonlyArray<Searchable>, byId: ReadonlyMap<string, Searchable>) => void
-  /** Adds skills not indexed yet (the first build, in slices). */
-  readonly addNew: (skills: ReadonlyArray<Searchable>) => void
+  /** Adds a skill unless it is indexed already (the first build, skill by skill in slices). */
+  readonly addNew: (skill: Searchable) => void
   /** Ranks the indexed skills; equal scores keep the order `position` gives (catalog order). */
   readonly rank: (query: string, position: (id: string) => number) => Ranking
   readonly size: () => number
@@ -286,8 +286,8 @@ export const makeSearchIndex = (): SearchIndex => {
 
   return {
     sync,
-    addNew: (skills) => {
-      for (const skill of skills) if (!indexed.has(skill.id)) put(skill)
+    addNew: (skill) => {
+      if (!indexed.has(skill.id)) put(skill)
     },
     rank,
     size: () => indexed.size,
