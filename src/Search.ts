@@ -24,8 +24,8 @@
  * weights, a skill's score times the number of query words it matches). MiniSearch's
  * `search` builds a result object with match details for every matching skill and then
  * intersects them: at 10,000 skills, a query whose words thousands of skills hold took 4 to
- * 15 ms (in-process, warm). Here scores add up in reused typed arrays indexed by MiniSearch's short
- * document ids, and only the ranked ids are allocated.
+ * 15 ms (in-process, warm). Here scores add up in reused typed arrays indexed by
+ * MiniSearch's short document ids, and only the ranked ids are allocated.
  *
  * The index follows the catalog incrementally: `sync` re-indexes only skills whose metadata
  * object changed (the catalog keeps unchanged skills as the very same objects) and drops the
