@@ -1,0 +1,37 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { callTool, ListSkillsResult } from "../src/mcp/tools.js"
+import { auditMemory, servicesFor } from "./support/layers.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+const listSkills = (root: string, args: Record<string, unknown> = {}) =>
+  callTool("list_skills", args).pipe(Effect.provide(servicesFor([root])), Effect.provide(auditMemory))
+
+describe("list_skills", () => {
+  it.scoped("gives each skill one text line, its description's whitespace runs collapsed", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "folded/SKILL.md": skillMd("folded", "|\n  Reads PDF files.\n  Use it\tfor  forms."),
+        "plain/SKILL.md": skillMd("plain", "Writes release notes from the changelog."),
+        "nbsp/SKILL.md": skillMd("nbsp", "'A\u00a0no-break space.'"),
+        "spaced/SKILL.md": skillMd("spaced", "'Two  spaces.'"),
+      })
+      const output = yield* listSkills(root)
+      expect(output.text.split("\n").slice(1)).toEqual([
+        "- folded: Reads PDF files. Use it for forms. ",
+        "- nbsp: A no-break space.",
+        "- plain: Writes release notes from the changelog.",
+        "- spaced: Two spaces.",
+      ])
+      // The structured result keeps each description as written, and is the schema's own form.
+      const structured = yield* Schema.decodeUnknown(ListSkillsResult)(output.structured)
+      expect(structured.skills.map((skill) => skill.description)).toEqual([
+        "Reads PDF files.\nUse it\tfor  forms.\n",
+        "A\u00a0no-break space.",
+        "Writes release notes from the changelog.",
+        "Two  spaces.",
+      ])
+      expect(structured.total).toBe(4)
+    }),
+  )
+})
