@@ -42,5 +42,27 @@ export const lstatOrNull = (target: string) => orNull(() => fs.lstat(target))
 export const statOrNull = (target: string) => orNull(() => fs.stat(target))
 export const readDirOrNull = (dir: string) => orNull(() => fs.readdir(dir, { withFileTypes: true }))
 
+/** Kernel realpaths of several paths, asked at once: one wait instead of one per path. */
+export const realPathsNative = (targets: ReadonlyArray<string>): Effect.Effect<Array<string | null>> =>
+  Effect.promise(() => Promise.all(targets.map((target) => fs.realpath(target).catch(() => null))))
+
+/** `work` on every item, at most `limit` at a time; the results in the items' order. */
+export const mapBounded = async <A, B>(
+  items: ReadonlyArray<A>,
+  limit: number,
+  work: (item: A) => Promise<B>,
+): Promise<Array<B>> => {
+  const results: Array<B> = []
+  let next = 0
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) {
+      const item = items[index]
+      if (item !== undefined) results[index] = await work(item)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}
+
 /** Joins relative segments with `/` whatever the platform (for URIs and tool output). */
 export const toPosix = (segments: ReadonlyArray<string>): string => segments.join("/")

@@ -30,8 +30,10 @@ import {
   fingerprintOf,
   isInside,
   lstatOrNull,
+  mapBounded,
   readDirOrNull,
   realPathNative,
+  realPathsNative,
   sameFingerprint,
   statOrNull,
   toPosix,
@@ -193,27 +195,39 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * between two catalog refreshes is refused, not followed.
      */
     const skillBase = (skill: SkillRef) =>
-      Effect.gen(function* () {
-        const base = yield* realPathNative(skill.dir)
-        const root = yield* realPathNative(skill.root)
-        if (base === null || root === null) {
-          return yield* new SkillUnreadable({
-            skillId: skill.id,
-            path: skill.dir,
-            reason: "the skill folder is gone",
-          })
-        }
-        if (!isInside(root, base)) return yield* new PathEscape({ skillId: skill.id, requested: skill.dir })
-        return base
-      })
+      Effect.flatMap(realPathsNative([skill.dir, skill.root]), ([base, root]) =>
+        containedBase(skill, base ?? null, root ?? null),
+      )
+
+    /** The skill folder's real path, given the real paths of the folder and of its root. */
+    const containedBase = (
+      skill: SkillRef,
+      base: string | null,
+      root: string | null,
+    ): Effect.Effect<string, SkillUnreadable | PathEscape> => {
+      if (base === null || root === null) {
+        return Effect.fail(
+          new SkillUnreadable({ skillId: skill.id, path: skill.dir, reason: "the skill folder is gone" }),
+        )
+      }
+      if (!isInside(root, base))
+        return Effect.fail(new PathEscape({ skillId: skill.id, requested: skill.dir }))
+      return Effect.succeed(base)
+    }
 
     /** Resolves `requested` inside the skill, or fails without revealing anything outside it. */
     const resolve = Effect.fn("SkillFiles.resolve")(function* (skill: SkillRef, requested: string) {
       const segments = yield* checkRelativePath(skill.id, requested)
-      const base = yield* skillBase(skill)
-      const target = path.join(base, ...segments)
-      const real = yield* realPathNative(target)
-      if (real !== null) {
+      // The folder, its root and the target are resolved at once. The target is joined to the
+      // folder as named, not to its real path: with no `..` segment (refused above), both
+      // name the same file.
+      const [dir, root, real] = yield* realPathsNative([
+        skill.dir,
+        skill.root,
+        path.join(skill.dir, ...segments),
+      ])
+      const base = yield* containedBase(skill, dir ?? null, root ?? null)
+      if (real !== null && real !== undefined) {
         if (!isInside(base, real)) return yield* new PathEscape({ skillId: skill.id, requested })
         const resolved: ResolvedPath = {
           real,
@@ -237,7 +251,15 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
 
     /** Reads a file of the skill as bytes, within the size limit. */
     const readBytes = Effect.fn("SkillFiles.readBytes")(function* (skill: SkillRef, requested: string) {
-      const resolved = yield* resolve(skill, requested)
+      return yield* readResolved(skill, yield* resolve(skill, requested), requested)
+    })
+
+    /**
+     * Reads a file already resolved inside the skill. The open refuses a final link and the
+     * open descriptor's path is checked again, so a path swapped since it was resolved is
+     * still refused.
+     */
+    const readResolved = (skill: SkillRef, resolved: ResolvedPath, requested: string) => {
       const relative = resolved.relative
       const ioFailure = (error: unknown): SkillError =>
         typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
@@ -248,7 +270,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               error instanceof InvalidArgument
             ? error
             : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
-      return yield* Effect.tryPromise({
+      return Effect.tryPromise({
         try: async (): Promise<FileContent> => {
           // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
           const handle = await fs.open(
@@ -256,11 +278,10 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
           )
           try {
-            const opened = await openedPath(handle.fd)
+            const [opened, info] = await Promise.all([openedPath(handle.fd), handle.stat()])
             if (opened !== null && !isInside(resolved.base, opened)) {
               throw new PathEscape({ skillId: skill.id, requested })
             }
-            const info = await handle.stat()
             if (info.isDirectory()) {
               throw new InvalidArgument({
                 argument: "path",
@@ -284,9 +305,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             const buffer = Buffer.alloc(Math.min(info.size, maxFileBytes) + 1)
             let length = 0
             for (;;) {
-              const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length)
+              const wanted = buffer.length - length
+              const { bytesRead } = await handle.read(buffer, length, wanted, length)
               if (bytesRead === 0) break
               length += bytesRead
+              // A short read of a regular file is its end: no second read to be told so.
+              if (bytesRead < wanted && length === info.size) break
               if (length > maxFileBytes) {
                 throw new FileTooLarge({
                   skillId: skill.id,
@@ -309,7 +333,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         },
         catch: ioFailure,
       })
-    })
+    }
 
     /** Reads a text file of the skill; binary files are refused with their size and type. */
     const readText = Effect.fn("SkillFiles.readText")(function* (skill: SkillRef, requested: string) {
@@ -358,29 +382,29 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * the skill (or dangle) left out. Only the given names are examined.
      */
     const examine = (base: string, real: string, names: ReadonlyArray<string>) =>
-      Effect.map(
-        Effect.forEach(
-          names,
-          (name) =>
-            Effect.gen(function* () {
-              let target = path.join(real, name)
-              const link = yield* lstatOrNull(target)
-              if (link === null) return null
-              if (link.isSymbolicLink()) {
-                const resolved = yield* realPathNative(target)
-                if (resolved === null || !isInside(base, resolved)) return null
-                target = resolved
-              }
-              const info = link.isSymbolicLink() ? yield* statOrNull(target) : link
-              if (info === null) return null
-              if (info.isDirectory()) return { name, real: target, type: "directory" as const, info }
-              if (info.isFile()) return { name, real: target, type: "file" as const, info }
-              return null
-            }),
-          { concurrency: 16 },
-        ),
-        (entries) => entries.filter((entry): entry is FolderEntry => entry !== null),
-      )
+      Effect.promise(async () => {
+        // Plain promises, at most 16 at a time: a fiber per entry cost more than its lstat.
+        const entries = await mapBounded(names, 16, (name) => examineEntry(base, real, name))
+        return entries.filter((entry): entry is FolderEntry => entry !== null)
+      })
+
+    const examineEntry = async (base: string, real: string, name: string): Promise<FolderEntry | null> => {
+      const named = path.join(real, name)
+      const link = await fs.lstat(named).catch(() => null)
+      if (link === null) return null
+      let target = named
+      let info: Stats | null = link
+      if (link.isSymbolicLink()) {
+        const resolved = await fs.realpath(named).catch(() => null)
+        if (resolved === null || !isInside(base, resolved)) return null
+        target = resolved
+        info = await fs.stat(target).catch(() => null)
+      }
+      if (info === null) return null
+      if (info.isDirectory()) return { name, real: target, type: "directory", info }
+      if (info.isFile()) return { name, real: target, type: "file", info }
+      return null
+    }
 
     /** The entries of one real folder, sorted by name, from `offset`, at most `limit`. */
     const entriesOf = (base: string, real: string, offset: number, limit: number) =>
@@ -488,7 +512,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      */
     const inventory = Effect.fn("SkillFiles.inventory")(function* (skill: SkillRef) {
       const base = yield* skillBase(skill)
-      const files: Array<{ readonly path: string; readonly info: Stats }> = []
+      const files: Array<{ readonly path: string; readonly real: string; readonly info: Stats }> = []
       let total = 0
       let problem: string | undefined
       const complete = yield* walk(base, base, "", (entry, entryPath) => {
@@ -506,7 +530,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           problem = `its files add up to more than ${MAX_SKILL_BYTES} bytes (16 MiB)`
           return false
         }
-        files.push({ path: entryPath, info: entry.info })
+        files.push({ path: entryPath, real: entry.real, info: entry.info })
         return true
       })
       if (problem === undefined && !complete) {
@@ -548,7 +572,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             ) {
               return { path: file.path, size: file.info.size, digest: cached.digest }
             }
-            const content = yield* readBytes(skill, file.path)
+            // Read where the walk just found it (inside the skill), checked again as it is opened.
+            const content = yield* readResolved(
+              skill,
+              { real: file.real, base, relative: file.path },
+              file.path,
+            )
             const digest = `sha256:${createHash("sha256").update(content.bytes).digest("hex")}`
             if (file.path === SKILL_FILE) {
               if (!beginsWithFrontmatter(content.bytes)) {
