@@ -328,7 +328,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               bytes: buffer.subarray(0, length),
             }
           } finally {
-            await handle.close()
+            // Closed in the background: the answer does not wait for it (a read-only
+            // descriptor's close reports nothing a caller could act on).
+            handle.close().catch(() => undefined)
           }
         },
         catch: ioFailure,
@@ -353,27 +355,48 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
 
     /**
      * Sorted names of recently read large folders, valid while the folder's fingerprint holds:
-     * paging through 100,000 entries reads and sorts the folder once, not once per page.
+     * paging through 100,000 entries reads and sorts the folder once, not once per page. A
+     * large folder read for the first time is only marked (no fingerprint); from its next read
+     * on, its fingerprint is taken first and its names are kept. Any other folder is read
+     * without a stat: one wait, not two.
      */
     const folderNames = new Map<
       string,
-      { readonly fingerprint: Fingerprint; readonly names: Array<string> }
+      { readonly fingerprint: Fingerprint | null; readonly names: Array<string> }
     >()
+
+    const sortedNames = (real: string) =>
+      Effect.map(readDirOrNull(real), (dirents) =>
+        dirents === null ? [] : dirents.map((dirent) => dirent.name).sort(),
+      )
+
+    const rememberNames = (real: string, fingerprint: Fingerprint | null, names: Array<string>) => {
+      if (names.length < CACHED_FOLDER_MIN) {
+        folderNames.delete(real)
+        return
+      }
+      if (!folderNames.has(real) && folderNames.size >= CACHED_FOLDERS) {
+        folderNames.delete(folderNames.keys().next().value ?? "")
+      }
+      folderNames.set(real, { fingerprint, names })
+    }
 
     /** The names in one real folder, sorted; empty when it cannot be read. */
     const namesIn = (real: string) =>
       Effect.gen(function* () {
+        const cached = folderNames.get(real)
+        if (cached === undefined) {
+          const names = yield* sortedNames(real)
+          rememberNames(real, null, names)
+          return names
+        }
         const info = yield* statOrNull(real)
         if (info === null) return []
         const fingerprint = fingerprintOf(info)
-        const cached = folderNames.get(real)
-        if (cached !== undefined && sameFingerprint(cached.fingerprint, fingerprint)) return cached.names
-        const dirents = yield* readDirOrNull(real)
-        const names = dirents === null ? [] : dirents.map((dirent) => dirent.name).sort()
-        if (names.length >= CACHED_FOLDER_MIN) {
-          if (folderNames.size >= CACHED_FOLDERS) folderNames.delete(folderNames.keys().next().value ?? "")
-          folderNames.set(real, { fingerprint, names })
-        }
+        if (cached.fingerprint !== null && sameFingerprint(cached.fingerprint, fingerprint))
+          return cached.names
+        const names = yield* sortedNames(real)
+        rememberNames(real, fingerprint, names)
         return names
       })
 

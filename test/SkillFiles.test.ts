@@ -149,6 +149,30 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       ])
     }),
   )
+
+  it.scoped("pages a large folder from the names it kept, and sees a file added or removed meanwhile", () =>
+    Effect.gen(function* () {
+      const names = Array.from({ length: 1_200 }, (_, index) => `f${String(index).padStart(4, "0")}.md`)
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "PDF"),
+        ...Object.fromEntries(names.map((name) => [`pdf/many/${name}`, "x"])),
+      })
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/pdf`, root }
+      const page = (offset: number) =>
+        Effect.map(files.children(skill, "many", offset, 2), ({ entries }) =>
+          entries.map((entry) => entry.path),
+        )
+      // The first read marks the folder, the second keeps its names, the third uses them.
+      for (let read = 0; read < 3; read++) expect(yield* page(0)).toEqual(["many/f0000.md", "many/f0001.md"])
+      yield* Effect.promise(() => fs.writeFile(`${root}/pdf/many/a-new.md`, "x"))
+      expect(yield* page(0)).toEqual(["many/a-new.md", "many/f0000.md"])
+      expect(yield* page(0)).toEqual(["many/a-new.md", "many/f0000.md"])
+      yield* Effect.promise(() => fs.rm(`${root}/pdf/many/a-new.md`))
+      expect(yield* page(0)).toEqual(["many/f0000.md", "many/f0001.md"])
+      expect(yield* page(1_199)).toEqual(["many/f1199.md"])
+    }),
+  )
 })
 
 layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
