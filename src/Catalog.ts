@@ -21,7 +21,7 @@ import type { FsPort } from "./FsPort.js"
 import { asyncFs, lstatNow, mapLimit, syncFs } from "./FsPort.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, sameFingerprint } from "./Paths.js"
-import type { SearchIndex } from "./Search.js"
+import type { Ranking, SearchIndex } from "./Search.js"
 import { makeSearchIndex } from "./Search.js"
 import { Settings } from "./Settings.js"
 import { pathKey, skillMdUri, skillPathOf } from "./Uris.js"
@@ -385,10 +385,7 @@ const FOLDER_TIME_MARGIN_MS = 2_000
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
 
-interface Ranked {
-  readonly skills: ReadonlyArray<Skill>
-  readonly match: "all" | "any"
-}
+type Ranked = Ranking<Skill>
 
 /** What discovery last found: the candidates, in priority order, and what it noticed. */
 type Discovered = DiscoveryResult
@@ -421,13 +418,12 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const scope = yield* Effect.scope
 
     // ---- search: the index, built once in slices, then kept in step with every snapshot ----
-    let searchIndex: SearchIndex | undefined
+    let searchIndex: SearchIndex<Skill> | undefined
     let searchVersion = -1
-    const searchReady = yield* Deferred.make<SearchIndex>()
+    const searchReady = yield* Deferred.make<SearchIndex<Skill>>()
     let searchStarted = false
     /** Rankings by catalog version and query, so later pages keep the order of the first. */
     const rankings = new Map<string, Ranked>()
-    let positions: { readonly version: number; readonly of: ReadonlyMap<string, number> } | undefined
 
     /** Brings the search index (when built) in step with a snapshot: only what changed is re-indexed. */
     const syncSearch = (snapshot: Snapshot) => {
@@ -437,7 +433,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     }
 
     const buildSearch = Effect.gen(function* () {
-      const index = makeSearchIndex()
+      const index = makeSearchIndex<Skill>()
       const { skills } = yield* Ref.get(state)
       yield* sliced(skills, (skill) => {
         index.addNew(skill)
@@ -456,23 +452,11 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     })
 
     /** The skills a query ranks, best first, for a snapshot that the index is in step with. */
-    const rankFor = (snapshot: Snapshot, index: SearchIndex, key: string): Ranked => {
-      if (positions?.version !== snapshot.version) {
-        positions = {
-          version: snapshot.version,
-          of: new Map(snapshot.skills.map((skill, at) => [skill.id, at])),
-        }
-      }
-      const at = positions.of
-      const ranking = index.rank(key, (id) => at.get(id) ?? Number.MAX_SAFE_INTEGER)
-      const skills: Array<Skill> = []
+    const rankFor = (snapshot: Snapshot, index: SearchIndex<Skill>, key: string): Ranked => {
+      const ranking = index.rank(key)
       const exact = findSkill(snapshot, key)
-      if (exact !== undefined) skills.push(exact)
-      for (const id of ranking.ids) {
-        const skill = snapshot.byId.get(id)
-        if (skill !== undefined && skill !== exact) skills.push(skill)
-      }
-      return { skills, match: ranking.match }
+      if (exact === undefined) return ranking
+      return { skills: [exact, ...ranking.skills.filter((skill) => skill !== exact)], match: ranking.match }
     }
 
     /** One page of the skills matching `query`, best first. */

@@ -25,7 +25,8 @@
  * `search` builds a result object with match details for every matching skill and then
  * intersects them: at 10,000 skills, a query whose words thousands of skills hold took 4 to
  * 15 ms (in-process, warm). Here scores add up in reused typed arrays indexed by
- * MiniSearch's short document ids, and only the ranked ids are allocated.
+ * MiniSearch's short document ids, and the catalog position and skill of each short id are
+ * kept from the last sync: a ranking allocates only its list, and looks nothing up by id.
  *
  * The index follows the catalog incrementally: `sync` re-indexes only skills whose metadata
  * object changed (the catalog keeps unchanged skills as the very same objects) and drops the
@@ -40,9 +41,9 @@ export interface Searchable {
   readonly description: string
 }
 
-/** Ids by relevance, best first; `all` when every query word matched. */
-export interface Ranking {
-  readonly ids: ReadonlyArray<string>
+/** Skills by relevance, best first; `all` when every query word matched. */
+export interface Ranking<S extends Searchable> {
+  readonly skills: ReadonlyArray<S>
   readonly match: "all" | "any"
 }
 
@@ -102,15 +103,53 @@ const bitCount = (bits: number) => {
 }
 
 /** MiniSearch with a ranking of its own (see the top of this file), using its protected index. */
-class SkillIndex extends MiniSearch<Searchable> {
+class SkillIndex<S extends Searchable> extends MiniSearch<S> {
   /**
-   * Per short document id: the score so far, the current word's share, the words matched (a
-   * bit per query word) and the catalog position. Reused by every ranking, left all zero.
+   * Per short document id: the score so far, the current word's share and the words matched
+   * (a bit per query word). Reused by every ranking, left all zero.
    */
   private total = new Float64Array(0)
   private share = new Float64Array(0)
   private words = new Uint16Array(0)
+  /**
+   * Per short document id, as of the last `setOrder`: the catalog position (ties rank in it)
+   * and the skill itself. A ranking then needs no lookup by id for any of its skills.
+   */
   private place = new Float64Array(0)
+  private entries: Array<S | undefined> = []
+  /** Per field id, then short document id: the field's length in words (0: not a current skill). */
+  private lengths: Array<Uint32Array> = []
+
+  /** Room for every short document id given so far. */
+  private grow() {
+    if (this.total.length >= this._nextId) return
+    const size = Math.max(1024, this._nextId * 2)
+    this.total = new Float64Array(size)
+    this.share = new Float64Array(size)
+    this.words = new Uint16Array(size)
+    const place = new Float64Array(size)
+    place.set(this.place)
+    this.place = place
+  }
+
+  /** Records the catalog order of the indexed skills (every one of them, in that order). */
+  setOrder(skills: ReadonlyArray<S>) {
+    this.grow()
+    this.entries = []
+    this.lengths = []
+    for (const fieldId of Object.values(this._fieldIds))
+      this.lengths[fieldId] = new Uint32Array(this.total.length)
+    skills.forEach((skill, position) => {
+      const document = this._idToShortId.get(skill.id)
+      if (document === undefined) return
+      this.place[document] = position
+      this.entries[document] = skill
+      this._fieldLength.get(document)?.forEach((length, fieldId) => {
+        const lengths = this.lengths[fieldId]
+        if (lengths !== undefined) lengths[document] = length
+      })
+    })
+  }
 
   /** How many skills hold `word` in one field or more (removed ones count until vacuumed). */
   holders(word: string): number {
@@ -148,19 +187,21 @@ class SkillIndex extends MiniSearch<Searchable> {
       const fieldId = this._fieldIds[field]
       if (fieldId === undefined) continue
       const postings = data.get(fieldId)
-      if (postings === undefined) continue
+      const lengths = this.lengths[fieldId]
+      if (postings === undefined || lengths === undefined) continue
+      // Removed skills stay in the postings until MiniSearch's vacuum. They have no length
+      // here (see setOrder; a skill holding a word has a length of one or more in that field),
+      // and are neither counted nor scored.
       let holding = postings.size
-      // Removed documents stay in the postings until MiniSearch's vacuum; they are not counted.
-      // MiniSearch drops a removed document's field lengths: that tells them apart here and below.
       if (this._dirtCount > 0)
-        for (const document of postings.keys()) if (!this._fieldLength.has(document)) holding--
+        for (const document of postings.keys()) if ((lengths[document] ?? 0) === 0) holding--
       const idf = Math.log(1 + (this._documentCount - holding + 0.5) / (holding + 0.5))
       const average = this._avgFieldLength[fieldId] ?? 1
       const boost = weight * FIELD_BOOSTS[field]
       const share = this.share
       postings.forEach((frequency, document) => {
-        const length = this._fieldLength.get(document)?.[fieldId]
-        if (length === undefined) return
+        const length = lengths[document] ?? 0
+        if (length === 0) return
         const bm25 =
           idf *
           (BM25_D +
@@ -171,16 +212,10 @@ class SkillIndex extends MiniSearch<Searchable> {
     }
   }
 
-  /** Document ids by relevance to `words` (at most 16), best first; see `rank`. */
-  rankWords(words: ReadonlyArray<string>, position: (id: string) => number): Ranking {
-    if (this.total.length < this._nextId) {
-      const size = Math.max(1024, this._nextId * 2)
-      this.total = new Float64Array(size)
-      this.share = new Float64Array(size)
-      this.words = new Uint16Array(size)
-      this.place = new Float64Array(size)
-    }
-    const { total, share, words: matched, place } = this
+  /** Skills by relevance to `words` (at most 16), best first; see `rank`. */
+  rankWords(words: ReadonlyArray<string>): Ranking<S> {
+    this.grow()
+    const { total, share, words: matched, place, entries } = this
     const hits: Array<number> = []
     words.forEach((word, index) => {
       const touched: Array<number> = []
@@ -196,22 +231,25 @@ class SkillIndex extends MiniSearch<Searchable> {
     const all = hits.filter((document) => matched[document] === every)
     const ranked = all.length > 0 ? all : hits
     for (const document of ranked) total[document] = (total[document] ?? 0) * bitCount(matched[document] ?? 0)
-    const idOf = (document: number): string => String(this._documentIds.get(document))
-    // Catalog positions are looked up once per skill, not once per comparison (ties are common).
-    for (const document of ranked) place[document] = position(idOf(document))
     ranked.sort((a, b) => (total[b] ?? 0) - (total[a] ?? 0) || (place[a] ?? 0) - (place[b] ?? 0))
-    const ids = ranked.map(idOf)
+    const skills: Array<S> = []
+    for (const document of ranked) {
+      const entry = entries[document]
+      if (entry !== undefined) skills.push(entry)
+    }
     for (const document of hits) {
       total[document] = 0
-      place[document] = 0
       matched[document] = 0
     }
-    return { ids, match: all.length > 0 || hits.length === 0 ? "all" : "any" }
+    return { skills, match: all.length > 0 || hits.length === 0 ? "all" : "any" }
   }
 }
 
 /** The query's words that are worth searching for (see the top of this file). */
-const usefulWords = (index: SkillIndex, words: ReadonlyArray<string>): ReadonlyArray<string> => {
+const usefulWords = <S extends Searchable>(
+  index: SkillIndex<S>,
+  words: ReadonlyArray<string>,
+): ReadonlyArray<string> => {
   const holders = new Map(words.map((word) => [word, index.holders(word)]))
   const kept = [...words]
   let total = [...holders.values()].reduce((sum, count) => sum + count, 0)
@@ -243,22 +281,25 @@ export const INDEX_OPTIONS = {
   processTerm,
 }
 
-export interface SearchIndex {
-  /** Makes the index hold exactly `skills` (unique ids); re-indexes only what changed. */
-  readonly sync: (skills: ReadonlyArray<Searchable>, byId: ReadonlyMap<string, Searchable>) => void
+export interface SearchIndex<S extends Searchable> {
+  /**
+   * Makes the index hold exactly `skills` (unique ids), in this order (the catalog's: equal
+   * scores rank in it); re-indexes only what changed. Ranks only after a sync.
+   */
+  readonly sync: (skills: ReadonlyArray<S>, byId: ReadonlyMap<string, S>) => void
   /** Adds a skill unless it is indexed already (the first build, skill by skill in slices). */
-  readonly addNew: (skill: Searchable) => void
-  /** Ranks the indexed skills; equal scores keep the order `position` gives (catalog order). */
-  readonly rank: (query: string, position: (id: string) => number) => Ranking
+  readonly addNew: (skill: S) => void
+  /** Ranks the skills of the last sync. */
+  readonly rank: (query: string) => Ranking<S>
   readonly size: () => number
 }
 
-export const makeSearchIndex = (): SearchIndex => {
-  const mini = new SkillIndex(INDEX_OPTIONS)
+export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
+  const mini = new SkillIndex<S>(INDEX_OPTIONS)
   /** The skill objects indexed, by id: an id whose object differs was edited. */
-  const indexed = new Map<string, Searchable>()
+  const indexed = new Map<string, S>()
 
-  const put = (skill: Searchable) => {
+  const put = (skill: S) => {
     const previous = indexed.get(skill.id)
     if (previous === skill) return
     if (previous !== undefined) mini.discard(skill.id)
@@ -266,22 +307,24 @@ export const makeSearchIndex = (): SearchIndex => {
     indexed.set(skill.id, skill)
   }
 
-  const sync = (skills: ReadonlyArray<Searchable>, byId: ReadonlyMap<string, Searchable>) => {
+  const sync = (skills: ReadonlyArray<S>, byId: ReadonlyMap<string, S>) => {
     for (const skill of skills) put(skill)
     // Every current id is indexed now, so any extra entry is a skill that left.
-    if (indexed.size === skills.length) return
-    for (const id of [...indexed.keys()]) {
-      if (byId.get(id) === undefined) {
-        mini.discard(id)
-        indexed.delete(id)
+    if (indexed.size !== skills.length) {
+      for (const id of [...indexed.keys()]) {
+        if (byId.get(id) === undefined) {
+          mini.discard(id)
+          indexed.delete(id)
+        }
       }
     }
+    mini.setOrder(skills)
   }
 
-  const rank = (query: string, position: (id: string) => number): Ranking => {
+  const rank = (query: string): Ranking<S> => {
     const words = [...new Set(searchWords(query))].slice(0, MAX_QUERY_WORDS)
-    if (words.length === 0) return { ids: [], match: "all" }
-    return mini.rankWords(usefulWords(mini, words), position)
+    if (words.length === 0) return { skills: [], match: "all" }
+    return mini.rankWords(usefulWords(mini, words))
   }
 
   return {
