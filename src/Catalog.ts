@@ -456,7 +456,10 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       const ranking = index.rank(key)
       const exact = findSkill(snapshot, key)
       if (exact === undefined) return ranking
-      return { skills: [exact, ...ranking.skills.filter((skill) => skill !== exact)], match: ranking.match }
+      return {
+        skills: [exact, ...ranking.skills.filter((skill) => skill.id !== exact.id)],
+        match: ranking.match,
+      }
     }
 
     /** One page of the skills matching `query`, best first. */

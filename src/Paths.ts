@@ -46,21 +46,22 @@ export const readDirOrNull = (dir: string) => orNull(() => fs.readdir(dir, { wit
 export const realPathsNative = (targets: ReadonlyArray<string>): Effect.Effect<Array<string | null>> =>
   Effect.promise(() => Promise.all(targets.map((target) => fs.realpath(target).catch(() => null))))
 
-/** `work` on every item, at most `limit` at a time; the results in the items' order. */
+/**
+ * `work` on every item, at most `limit` (at least 1) at a time; the results in the items'
+ * order. The first failure rejects the whole; work already started runs to its end.
+ */
 export const mapBounded = async <A, B>(
   items: ReadonlyArray<A>,
   limit: number,
   work: (item: A) => Promise<B>,
 ): Promise<Array<B>> => {
   const results: Array<B> = []
-  let next = 0
+  // One iterator shared by the workers: each takes the next item nobody has taken yet.
+  const jobs = items.entries()
   const worker = async () => {
-    for (let index = next++; index < items.length; index = next++) {
-      const item = items[index]
-      if (item !== undefined) results[index] = await work(item)
-    }
+    for (const [index, item] of jobs) results[index] = await work(item)
   }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker))
   return results
 }
 

@@ -135,7 +135,8 @@ class SkillIndex<S extends Searchable> extends MiniSearch<S> {
   /** Records the catalog order of the indexed skills (every one of them, in that order). */
   setOrder(skills: ReadonlyArray<S>) {
     this.grow()
-    this.entries = []
+    // Filled to its length: written in catalog order, not id order, it must not become sparse.
+    this.entries = new Array<S | undefined>(this.total.length).fill(undefined)
     this.lengths = []
     for (const fieldId of Object.values(this._fieldIds))
       this.lengths[fieldId] = new Uint32Array(this.total.length)

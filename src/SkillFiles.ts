@@ -127,6 +127,12 @@ const MAX_LISTING_DEPTH = 16
 const CACHED_FOLDER_MIN = 1_000
 /** ...and this many such folders at most (the oldest is dropped first). */
 const CACHED_FOLDERS = 16
+/**
+ * A folder's names are kept only once it has not changed for this long: file system
+ * timestamps lag the clock (a coarse clock ticks every few ms; some file systems keep
+ * seconds), so a folder changed just now could change again and keep its timestamp.
+ */
+const FOLDER_SETTLED_MS = 2_000
 /** Entries examined (lstat) at a time while walking a folder. */
 const WALK_PAGE = 256
 
@@ -255,11 +261,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     })
 
     /**
-     * Reads a file already resolved inside the skill. The open refuses a final link and the
-     * open descriptor's path is checked again, so a path swapped since it was resolved is
-     * still refused.
+     * Reads a file already resolved inside the skill. The open refuses a final link and, on
+     * Linux, the open descriptor's path is checked again, so a path swapped since it was
+     * resolved is still refused. With `found` (the file as a walk of the skill found it), the
+     * opened file must also be that very file (device and inode), on every platform.
      */
-    const readResolved = (skill: SkillRef, resolved: ResolvedPath, requested: string) => {
+    const readResolved = (skill: SkillRef, resolved: ResolvedPath, requested: string, found?: Stats) => {
       const relative = resolved.relative
       const ioFailure = (error: unknown): SkillError =>
         typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
@@ -267,7 +274,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           : error instanceof PathEscape ||
               error instanceof FileTooLarge ||
               error instanceof FileNotFound ||
-              error instanceof InvalidArgument
+              error instanceof InvalidArgument ||
+              error instanceof SkillUnreadable
             ? error
             : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
       return Effect.tryPromise({
@@ -281,6 +289,13 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             const [opened, info] = await Promise.all([openedPath(handle.fd), handle.stat()])
             if (opened !== null && !isInside(resolved.base, opened)) {
               throw new PathEscape({ skillId: skill.id, requested })
+            }
+            if (found !== undefined && (info.dev !== found.dev || info.ino !== found.ino)) {
+              throw new SkillUnreadable({
+                skillId: skill.id,
+                path: relative,
+                reason: "it was replaced while the skill's files were being read; try again",
+              })
             }
             if (info.isDirectory()) {
               throw new InvalidArgument({
@@ -355,10 +370,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
 
     /**
      * Sorted names of recently read large folders, valid while the folder's fingerprint holds:
-     * paging through 100,000 entries reads and sorts the folder once, not once per page. A
-     * large folder read for the first time is only marked (no fingerprint); from its next read
-     * on, its fingerprint is taken first and its names are kept. Any other folder is read
-     * without a stat: one wait, not two.
+     * paging through 100,000 entries reads and sorts the folder once per change, not once per
+     * page. A large folder is first only marked (no fingerprint, no names); from its next read
+     * on, its fingerprint is taken first and its names are kept, unless it changed so recently
+     * that a change to come could leave the same timestamp. Any other folder is read without
+     * a stat: one wait, not two.
      */
     const folderNames = new Map<
       string,
@@ -370,7 +386,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         dirents === null ? [] : dirents.map((dirent) => dirent.name).sort(),
       )
 
-    const rememberNames = (real: string, fingerprint: Fingerprint | null, names: Array<string>) => {
+    const rememberNames = (real: string, info: Stats | null, names: Array<string>) => {
       if (names.length < CACHED_FOLDER_MIN) {
         folderNames.delete(real)
         return
@@ -378,7 +394,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       if (!folderNames.has(real) && folderNames.size >= CACHED_FOLDERS) {
         folderNames.delete(folderNames.keys().next().value ?? "")
       }
-      folderNames.set(real, { fingerprint, names })
+      const settled = info !== null && Date.now() - info.mtimeMs > FOLDER_SETTLED_MS
+      folderNames.set(
+        real,
+        settled ? { fingerprint: fingerprintOf(info), names } : { fingerprint: null, names: [] },
+      )
     }
 
     /** The names in one real folder, sorted; empty when it cannot be read. */
@@ -392,11 +412,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         }
         const info = yield* statOrNull(real)
         if (info === null) return []
-        const fingerprint = fingerprintOf(info)
-        if (cached.fingerprint !== null && sameFingerprint(cached.fingerprint, fingerprint))
+        if (cached.fingerprint !== null && sameFingerprint(cached.fingerprint, fingerprintOf(info))) {
           return cached.names
+        }
         const names = yield* sortedNames(real)
-        rememberNames(real, fingerprint, names)
+        rememberNames(real, info, names)
         return names
       })
 
@@ -600,6 +620,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               skill,
               { real: file.real, base, relative: file.path },
               file.path,
+              file.info,
             )
             const digest = `sha256:${createHash("sha256").update(content.bytes).digest("hex")}`
             if (file.path === SKILL_FILE) {

@@ -157,6 +157,9 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         "pdf/SKILL.md": skillMd("pdf", "PDF"),
         ...Object.fromEntries(names.map((name) => [`pdf/many/${name}`, "x"])),
       })
+      // Settled a minute ago: a folder changed within the last seconds is never trusted.
+      const minuteAgo = new Date(Date.now() - 60_000)
+      yield* Effect.promise(() => fs.utimes(`${root}/pdf/many`, minuteAgo, minuteAgo))
       const files = yield* SkillFiles
       const skill = { id: "pdf", dir: `${root}/pdf`, root }
       const page = (offset: number) =>
