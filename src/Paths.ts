@@ -46,24 +46,5 @@ export const readDirOrNull = (dir: string) => orNull(() => fs.readdir(dir, { wit
 export const realPathsNative = (targets: ReadonlyArray<string>): Effect.Effect<Array<string | null>> =>
   Effect.promise(() => Promise.all(targets.map((target) => fs.realpath(target).catch(() => null))))
 
-/**
- * `work` on every item, at most `limit` (at least 1) at a time; the results in the items'
- * order. The first failure rejects the whole; work already started runs to its end.
- */
-export const mapBounded = async <A, B>(
-  items: ReadonlyArray<A>,
-  limit: number,
-  work: (item: A) => Promise<B>,
-): Promise<Array<B>> => {
-  const results: Array<B> = []
-  // One iterator shared by the workers: each takes the next item nobody has taken yet.
-  const jobs = items.entries()
-  const worker = async () => {
-    for (const [index, item] of jobs) results[index] = await work(item)
-  }
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker))
-  return results
-}
-
 /** Joins relative segments with `/` whatever the platform (for URIs and tool output). */
 export const toPosix = (segments: ReadonlyArray<string>): string => segments.join("/")

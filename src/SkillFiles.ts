@@ -24,13 +24,13 @@ import {
 } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { beginsWithFrontmatter, describeIoError, parseSkillText } from "./Frontmatter.js"
+import { mapLimit } from "./FsPort.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 import type { Fingerprint } from "./Paths.js"
 import {
   fingerprintOf,
   isInside,
   lstatOrNull,
-  mapBounded,
   readDirOrNull,
   realPathNative,
   realPathsNative,
@@ -427,7 +427,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const examine = (base: string, real: string, names: ReadonlyArray<string>) =>
       Effect.promise(async () => {
         // Plain promises, at most 16 at a time: a fiber per entry cost more than its lstat.
-        const entries = await mapBounded(names, 16, (name) => examineEntry(base, real, name))
+        const entries = await mapLimit(names, 16, (name) => examineEntry(base, real, name))
         return entries.filter((entry): entry is FolderEntry => entry !== null)
       })
 
