@@ -409,6 +409,12 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
      * skip the disk sweep and only apply those.
      */
     let watched: Effect.Effect<ReadonlyArray<string>> | undefined
+    /**
+     * While the watches are first being set up: requests leave the disk to the check that
+     * follows the set-up (see setWatched). At 10,000 skills the set-up takes about a second, and
+     * a sweep per request meanwhile kept the thread pool busy for as long.
+     */
+    let watchesComing = false
     /** The first scan builds the catalog; changes are published from then on. */
     let published = false
     /** When the discovery behind the current snapshot began (ms since the epoch). */
@@ -738,21 +744,23 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       })
 
     /**
-     * Before a read: nothing to do while a watcher covers every folder; otherwise rescan unless
-     * the last check is more recent than the refresh interval.
+     * Before a read: nothing to do while a watcher covers every folder or its watches are first
+     * being set up; otherwise rescan unless the last check is more recent than the refresh interval.
      */
     const ensureFresh = Effect.suspend(() =>
       watched !== undefined
         ? Effect.flatMap(Effect.zipRight(nextIoTurn, watched), (paths) =>
             paths.length === 0 ? Effect.void : refreshPaths(paths),
           )
-        : lock.withPermits(1)(
-            Effect.gen(function* () {
-              const now = yield* Clock.currentTimeMillis
-              if (now - lastCheck < settings.refreshIntervalMs) return
-              yield* rescan(asyncFs)
-            }),
-          ),
+        : watchesComing
+          ? Effect.void
+          : lock.withPermits(1)(
+              Effect.gen(function* () {
+                const now = yield* Clock.currentTimeMillis
+                if (now - lastCheck < settings.refreshIntervalMs) return
+                yield* rescan(asyncFs)
+              }),
+            ),
     )
 
     /** Rescans now, whatever the interval. */
@@ -796,6 +804,20 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       refreshPaths,
       /** Builds the search index in the background now, so the first query does not wait for it. */
       warmSearch,
+      /**
+       * Runs the watches' first set-up. Meanwhile requests do not sweep the disk: the check that
+       * follows a complete set-up finds any change made before it (setWatched).
+       */
+      whileWatchesStart: <A, E, R>(setUp: Effect.Effect<A, E, R>) =>
+        Effect.suspend(() => {
+          watchesComing = watched === undefined
+          return Effect.ensuring(
+            setUp,
+            Effect.sync(() => {
+              watchesComing = false
+            }),
+          )
+        }),
       /**
        * A file watcher now covers every folder (give its pending changes), or no longer does
        * (undefined): requests then check the disk themselves again.

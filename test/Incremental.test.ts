@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Ref, Schedule, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Ref, Schedule, Stream } from "effect"
 import type { CatalogChange, Snapshot } from "../src/Catalog.js"
 import { Catalog, foldersToWatch } from "../src/Catalog.js"
 import { Watcher } from "../src/Watcher.js"
@@ -161,6 +161,41 @@ describe("incremental refresh", () => {
         yield* catalog.settled
         expect((yield* catalog.snapshot).byId.get("alpha")?.description).toBe("Alpha edited meanwhile.")
       }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
+    }),
+  )
+
+  it.scopedLive("requests leave the disk alone while the watches are first set up, not after", () =>
+    Effect.gen(function* () {
+      const root = yield* settledTree
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const description = Effect.map(
+          catalog.snapshot,
+          (snapshot) => snapshot.byId.get("alpha")?.description,
+        )
+        const edit = (text: string) =>
+          Effect.promise(() => fs.writeFile(`${root}/alpha/SKILL.md`, skillMd("alpha", text)))
+        // A set-up that completes: meanwhile requests (every one checks the disk here) do not.
+        const complete = yield* Deferred.make<void>()
+        const setUp = yield* catalog
+          .whileWatchesStart(
+            Effect.zipRight(Deferred.await(complete), catalog.setWatched(Effect.succeed([]))),
+          )
+          .pipe(Effect.fork)
+        yield* Effect.yieldNow()
+        yield* edit("Alpha edited during the set-up.")
+        expect(yield* description).toBe("Alpha original.")
+        // The check that follows the watches finds the edit.
+        yield* Deferred.succeed(complete, undefined)
+        yield* Fiber.join(setUp)
+        yield* catalog.settled
+        expect(yield* description).toBe("Alpha edited during the set-up.")
+        // A set-up that fails (no watcher): requests check the disk themselves again.
+        yield* catalog.setWatched(undefined)
+        yield* catalog.whileWatchesStart(Effect.void)
+        yield* edit("Alpha edited without a watcher.")
+        expect(yield* description).toBe("Alpha edited without a watcher.")
+      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 0 })))
     }),
   )
 

@@ -542,10 +542,11 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
       )
       hooks.subscribed = syncWatches
       // Watches are set up once the handshake is done (or a second has passed), not before
-      // the answer to `initialize`; until then requests check the disk themselves.
+      // the answer to `initialize`; the check that follows them covers the time until then.
       yield* made.initialized.pipe(
         Effect.timeoutOption("1 second"),
         Effect.zipRight(syncWatches),
+        catalog.whileWatchesStart,
         Effect.forkScoped,
       )
       yield* watcher.changes.pipe(
