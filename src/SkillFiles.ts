@@ -426,7 +426,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      */
     const examine = (base: string, real: string, names: ReadonlyArray<string>) =>
       Effect.promise(async () => {
-        // Plain promises, at most 16 at a time: a fiber per entry cost more than its lstat.
+        // Plain promises, at most 16 at a time: no fiber per entry for one lstat each.
         const entries = await mapLimit(names, 16, (name) => examineEntry(base, real, name))
         return entries.filter((entry): entry is FolderEntry => entry !== null)
       })
