@@ -6,7 +6,7 @@
  * Unlike the catalog, nothing is skipped: every SKILL.md found is checked and reported,
  * shadowed ones included.
  */
-import * as fs from "node:fs/promises"
+import { promises as fs } from "node:fs"
 import * as path from "node:path"
 import { Effect, Either, Schema } from "effect"
 import { displayPath } from "./CatalogReport.js"

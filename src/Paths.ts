@@ -4,7 +4,7 @@
  * which collapses `..` before following the next link.
  */
 import type { Stats } from "node:fs"
-import * as fs from "node:fs/promises"
+import { promises as fs } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
 

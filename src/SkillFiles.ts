@@ -5,10 +5,8 @@
  * following a final symbolic link and checked again through the open descriptor, so a path
  * swapped after the check is still refused. Size is checked on the open file before reading.
  */
-import { createHash } from "node:crypto"
 import type { Stats } from "node:fs"
-import { constants } from "node:fs"
-import * as fs from "node:fs/promises"
+import { constants, promises as fs } from "node:fs"
 import * as path from "node:path"
 import { Effect, Either } from "effect"
 import { SKILL_FILE } from "./Discovery.js"
@@ -99,6 +97,13 @@ export interface Manifest {
   /** SKILL.md's frontmatter, parsed from the bytes that were hashed. */
   readonly frontmatter: ParsedFrontmatter
 }
+
+/**
+ * SHA-256 of `bytes`, in hex. `node:crypto` is loaded on the first digest, not at start-up:
+ * loading it costs about 3 ms, and most sessions never ask for a digest.
+ */
+const sha256Hex = (bytes: Uint8Array): string =>
+  process.getBuiltinModule("node:crypto").createHash("sha256").update(bytes).digest("hex")
 
 /** Why a SKILL.md that does not begin with its frontmatter is left out (see beginsWithFrontmatter). */
 export const FRONTMATTER_FIRST =
@@ -622,7 +627,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               file.path,
               file.info,
             )
-            const digest = `sha256:${createHash("sha256").update(content.bytes).digest("hex")}`
+            const digest = `sha256:${sha256Hex(content.bytes)}`
             if (file.path === SKILL_FILE) {
               if (!beginsWithFrontmatter(content.bytes)) {
                 noteLeftOut(skill, FRONTMATTER_FIRST)

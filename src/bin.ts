@@ -4,8 +4,15 @@
  */
 import { runMain } from "@effect/platform-node/NodeRuntime"
 import { Effect, Exit } from "effect"
+import { config as zodConfig } from "zod/v4/core"
 import { run } from "./Cli.js"
 import { writeStderr } from "./Logging.js"
+
+// The MCP SDK checks every message with zod, which by default compiles a parser with
+// `new Function` for each message type the first time it sees one (1 to 3 ms each, paid by
+// `initialize` and by the first call of each kind). The interpreted checks cost microseconds
+// per message, far below a request's file work.
+zodConfig({ jitless: true })
 
 /** Exits once stdout has taken everything written to it (or after a second, if it is gone). */
 const exitAfterFlush = (code: number) => {
