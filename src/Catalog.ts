@@ -428,6 +428,22 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     let searchVersion = -1
     const searchReady = yield* Deferred.make<SearchIndex<Skill>>()
     let searchStarted = false
+    /** Queries waiting for the index: it is then built in long slices (see `sliced`). */
+    let searchWaiters = 0
+    const awaitSearch = Effect.suspend(() =>
+      searchIndex !== undefined
+        ? Deferred.await(searchReady)
+        : Effect.acquireUseRelease(
+            Effect.sync(() => {
+              searchWaiters++
+            }),
+            () => Deferred.await(searchReady),
+            () =>
+              Effect.sync(() => {
+                searchWaiters--
+              }),
+          ),
+    )
     /** Rankings by catalog version and query, so later pages keep the order of the first. */
     const rankings = new Map<string, Ranked>()
 
@@ -441,10 +457,14 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const buildSearch = Effect.gen(function* () {
       const index = makeSearchIndex<Skill>()
       const { skills } = yield* Ref.get(state)
-      yield* sliced(skills, (skill) => {
-        index.addNew(skill)
-        return true
-      })
+      yield* sliced(
+        skills,
+        (skill) => {
+          index.addNew(skill)
+          return true
+        },
+        () => searchWaiters > 0,
+      )
       searchIndex = index
       syncSearch(yield* Ref.get(state))
       yield* Deferred.succeed(searchReady, index)
@@ -474,7 +494,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         const key = queryKey(query)
         const from = cursor === undefined ? undefined : yield* decodeRankedCursor(cursor, key)
         yield* warmSearch
-        const index = yield* Deferred.await(searchReady)
+        const index = yield* awaitSearch
         const current = yield* Ref.get(state)
         syncSearch(current)
         const version = from?.version ?? current.version

@@ -3,7 +3,7 @@
  * on a microtask), so long loops that must let requests and file-watch events through yield
  * with `nextIoTurn` instead, and `sliced` runs such a loop in short slices of time.
  */
-import { Effect } from "effect"
+import { Duration, Effect, FiberRef } from "effect"
 
 /**
  * Lets the event loop run the I/O callbacks already due (a request that arrived, a file
@@ -25,16 +25,64 @@ export const nextIoTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
 export const SLICE_MS = 0.2
 
 /**
- * Runs `step` on each item in order, yielding to the event loop whenever a slice has taken
- * SLICE_MS. Stops at the first step that answers false, and answers whether every step passed.
+ * How long the oldest request still unanswered has waited, in ms (0: none is waiting). The
+ * server sets it on the fibers of its background work; elsewhere no request is ever waiting.
  */
-export const sliced = <A>(items: ReadonlyArray<A>, step: (item: A) => boolean): Effect.Effect<boolean> =>
+export const RequestWait = FiberRef.unsafeMake<() => number>(() => 0)
+
+/**
+ * A background slice holds back while a request younger than this waits for its answer: a
+ * request at rest takes 1 to 3 ms. One that waits longer may be waiting for the background
+ * work itself (the first query, for the search index), which then goes on at full speed.
+ */
+export const REQUEST_GRACE_MS = 10
+
+/**
+ * How many times a background slice holds back, 1 ms each, before it runs anyway: under a
+ * steady stream of requests the background work still gets about a tenth of the time.
+ */
+export const HOLD_BACK_STEPS = 2
+
+const HOLD_BACK_STEP = Duration.millis(1)
+
+/** Waits while a young request is unanswered, at most HOLD_BACK_STEPS times 1 ms. */
+const holdBack = (requestWait: () => number): Effect.Effect<void> =>
   Effect.gen(function* () {
+    for (let step = 0; step < HOLD_BACK_STEPS; step++) {
+      const waited = requestWait()
+      if (waited === 0 || waited >= REQUEST_GRACE_MS) return
+      yield* Effect.sleep(HOLD_BACK_STEP)
+    }
+  })
+
+/**
+ * Slices of work someone waits for (the first query waits for the search index): long enough
+ * that yielding costs little, short enough that other requests still get through.
+ */
+export const URGENT_SLICE_MS = 5
+
+const never = () => false
+
+/**
+ * Runs `step` on each item in order, yielding to the event loop whenever a slice has taken
+ * SLICE_MS (URGENT_SLICE_MS while `urgent()`), and holding back for requests in flight unless
+ * urgent (see RequestWait). Stops at the first step that answers false, and answers whether
+ * every step passed.
+ */
+export const sliced = <A>(
+  items: ReadonlyArray<A>,
+  step: (item: A) => boolean,
+  urgent: () => boolean = never,
+): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const requestWait = yield* FiberRef.get(RequestWait)
     let sliceStart = performance.now()
     for (const item of items) {
       if (!step(item)) return false
-      if (performance.now() - sliceStart >= SLICE_MS) {
+      const elapsed = performance.now() - sliceStart
+      if (elapsed >= SLICE_MS && (elapsed >= URGENT_SLICE_MS || !urgent())) {
         yield* nextIoTurn
+        if (!urgent()) yield* holdBack(requestWait)
         sliceStart = performance.now()
       }
     }

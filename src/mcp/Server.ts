@@ -38,6 +38,7 @@ import { Catalog, foldersToWatch } from "../Catalog.js"
 import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
 import { echo } from "../Errors.js"
+import { RequestWait } from "../EventLoop.js"
 import { idleCollector } from "../IdleGc.js"
 import type { Loader } from "../instructions.js"
 import { usageGuide, withCatalog } from "../instructions.js"
@@ -512,10 +513,14 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
       Effect.forkScoped,
     )
 
+    /** Work in the background holds back for a request waiting for its answer (see `sliced`). */
+    const inBackground = Effect.locally(RequestWait, () => transport.oldestWaitMs())
+
     // The search index is built once the handshake is done, in slices, before a query needs it.
     yield* made.initialized.pipe(
       Effect.timeoutOption("1 second"),
       Effect.zipRight(catalog.warmSearch),
+      inBackground,
       Effect.forkScoped,
     )
 
@@ -538,6 +543,7 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
         Effect.zipRight(syncWatches),
         Effect.zipRight(made.checkSubscriptions),
         Effect.forever,
+        inBackground,
         Effect.forkScoped,
       )
       hooks.subscribed = syncWatches
@@ -547,6 +553,7 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
         Effect.timeoutOption("1 second"),
         Effect.zipRight(syncWatches),
         catalog.whileWatchesStart,
+        inBackground,
         Effect.forkScoped,
       )
       yield* watcher.changes.pipe(
@@ -555,6 +562,7 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
             .refreshPaths(paths)
             .pipe(Effect.zipRight(syncWatches), Effect.zipRight(made.checkSubscriptions)),
         ),
+        inBackground,
         Effect.forkScoped,
       )
     } else {

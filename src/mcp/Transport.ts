@@ -82,7 +82,8 @@ export class LineTransport implements Transport {
   private buffered = 0
   /** Bytes of an oversized line seen so far; its first bytes are kept to find its id. */
   private oversized: { bytes: number; head: string } | null = null
-  private readonly inFlight = new Set<RequestId>()
+  /** Requests read and not yet answered, with when each was read (performance.now()), oldest first. */
+  private readonly inFlight = new Map<RequestId, number>()
   /** Input read but not yet parsed, held while reading is paused. */
   private backlog: Buffer | null = null
   private paused = false
@@ -117,6 +118,12 @@ export class LineTransport implements Transport {
   /** Requests received and not yet answered. */
   get pending(): number {
     return this.inFlight.size
+  }
+
+  /** How long the oldest request not yet answered has waited, in ms; 0 when none waits. */
+  oldestWaitMs(): number {
+    const oldest = this.inFlight.values().next()
+    return oldest.done === true ? 0 : performance.now() - oldest.value
   }
 
   /** When (performance.now()) the last message was written. */
@@ -292,7 +299,7 @@ export class LineTransport implements Transport {
       }
       if (message.method === "initialize") this.initialize = message.id
       this.receivedCount++
-      this.inFlight.add(message.id)
+      this.inFlight.set(message.id, performance.now())
       if (this.inFlight.size >= MAX_IN_FLIGHT && !this.paused) {
         this.paused = true
         this.input.pause()
