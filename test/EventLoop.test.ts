@@ -7,16 +7,19 @@ import {
   RequestWait,
   SLICE_MS,
   sliced,
+  URGENT_SLICE_MS,
 } from "../src/EventLoop.js"
 
-/** A step that outlasts a slice, so that each item ends one; records the items done. */
-const slowStep = (done: Array<number>) => (item: number) => {
-  const started = performance.now()
-  let spins = 0
-  while (performance.now() - started < SLICE_MS * 1.5) spins++
-  done.push(item)
-  return spins >= 0
-}
+/** A step that outlasts a slice (of `sliceMs`), so that each item ends one; records the items done. */
+const slowStep =
+  (done: Array<number>, sliceMs = SLICE_MS) =>
+  (item: number) => {
+    const started = performance.now()
+    let spins = 0
+    while (performance.now() - started < sliceMs * 1.5) spins++
+    done.push(item)
+    return spins >= 0
+  }
 
 /** Turns of the event loop: the forked loop goes as far as it can without the clock moving. */
 const letRun = Effect.repeatN(nextIoTurn, 20)
@@ -35,11 +38,15 @@ describe("sliced", () => {
       }
       // Work someone waits for does not hold back, even for a young request.
       const urgent: Array<number> = []
-      const passed = yield* sliced(items, slowStep(urgent), () => true).pipe(
+      const passed = yield* sliced(items, slowStep(urgent, URGENT_SLICE_MS), () => true).pipe(
         Effect.locally(RequestWait, () => 1),
       )
       expect(passed).toBe(true)
       expect(urgent).toEqual(items)
+      // Nor does the last slice: what waits for the loop's end gets it at once.
+      const single: Array<number> = []
+      expect(yield* sliced([1], slowStep(single)).pipe(Effect.locally(RequestWait, () => 1))).toBe(true)
+      expect(single).toEqual([1])
       // Outside the server's background work, no request is ever waiting.
       const done: Array<number> = []
       expect(yield* sliced(items, slowStep(done))).toBe(true)
