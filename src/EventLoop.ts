@@ -26,8 +26,8 @@ export const SLICE_MS = 0.2
 
 /**
  * How long the oldest request still unanswered has waited, in ms (0: none is waiting). The
- * server sets it on the fibers it forks for background work, and what those fork inherits it;
- * work forked from a request (the index build a first query starts, the check after the
+ * server sets it on the fibers it forks for background work, and whatever those fork inherits
+ * it; work forked from a request (the index build a first query starts, the check after the
  * watches a subscription completes) and every other fiber sees no request waiting.
  */
 export const RequestWait = FiberRef.unsafeMake<() => number>(() => 0)

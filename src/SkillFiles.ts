@@ -100,7 +100,8 @@ export interface Manifest {
 
 /**
  * SHA-256 of `bytes`, in hex. `node:crypto` is loaded on the first digest, not at start-up:
- * loading it costs about 3 ms, and most sessions never ask for a digest.
+ * loading it costs about 3 ms, and only a skill's manifest (SEP-2640's `skills/get`, the
+ * manifest resource) needs a digest.
  */
 const sha256Hex = (bytes: Uint8Array): string =>
   process.getBuiltinModule("node:crypto").createHash("sha256").update(bytes).digest("hex")
