@@ -88,8 +88,8 @@ const main = () => {
   const script = run(source, cachedData)
   // Only a server run writes the cache: by then the code it needs has been compiled.
   if ((cachedData !== undefined && !script.cachedDataRejected) || !isServe(process.argv.slice(2))) return
+  /** The cache is in place: written and renamed. */
   let saved = false
-  const temporary = `${file}.${process.pid}.tmp`
   /** Older caches (another bundle or Node) and temporary files a stopped process left. */
   const stale = (names: ReadonlyArray<string>) =>
     names
@@ -97,20 +97,25 @@ const main = () => {
       .map((name) => path.join(folder, name))
   // While serving, the cache is written without blocking the event loop.
   const saveLater = () => {
-    if (saved) return
-    saved = true
+    const temporary = `${file}.${process.pid}.tmp`
     const data = script.createCachedData()
     fs.promises
       .writeFile(temporary, data, { mode: 0o600 })
       .then(() => fs.promises.rename(temporary, file))
-      .then(() => fs.promises.readdir(folder))
+      .then(() => {
+        saved = true
+        return fs.promises.readdir(folder)
+      })
       .then((names) => Promise.all(stale(names).map((name) => fs.promises.rm(name, { force: true }))))
       .catch(() => fs.promises.rm(temporary, { force: true }).catch(() => undefined))
   }
-  // At exit (a session shorter than SAVE_AFTER_MS) nothing is served any more: synchronously.
+  // At exit nothing is served any more: the cache is written synchronously if it is not in
+  // place yet (a session shorter than SAVE_AFTER_MS, or one that ends while the write above is
+  // under way, whose temporary file then goes with the stale ones).
   const saveNow = () => {
     if (saved) return
     saved = true
+    const temporary = `${file}.${process.pid}.exit.tmp`
     try {
       fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 })
       fs.renameSync(temporary, file)

@@ -6,7 +6,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { initializeLine, jsonRpcLines, PROJECT, runRaw } from "../support/server.js"
+import { eventually, initializeLine, jsonRpcLines, PROJECT, runRaw, startServer } from "../support/server.js"
 
 const SKILLS = path.join(PROJECT, "fixtures", "valid")
 
@@ -53,6 +53,24 @@ describe("the launcher's code cache", () => {
     // Accepted by V8: the next start leaves it as it is.
     await serve()
     expect(await caches()).toEqual([name])
+    expect((await fs.readFile(file)).equals(written)).toBe(true)
+  })
+
+  it("is written while serving, without waiting for the session to end", async () => {
+    const server = await startServer(["--skills-dir", SKILLS], {
+      env: { HOME: home, SKILLS_MCP_CACHE_DIR: cacheDir },
+    })
+    try {
+      // Still serving: this is the write made in the background, not the one at exit.
+      await eventually(async () => expect(await caches()).toHaveLength(1))
+      await eventually(async () => expect(await fs.readdir(cacheDir)).toEqual(await caches()))
+    } finally {
+      await server.close()
+    }
+    const [name] = await caches()
+    const file = path.join(cacheDir, name ?? "")
+    const written = await fs.readFile(file)
+    await serve()
     expect((await fs.readFile(file)).equals(written)).toBe(true)
   })
 
