@@ -7,6 +7,7 @@ import type { Stats } from "node:fs"
 import { promises as fs } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
+import { asyncFs } from "./FsPort.js"
 
 /** What identifies one version of a file: a change to any of these means "re-read it". */
 export interface Fingerprint {
@@ -44,7 +45,7 @@ export const readDirOrNull = (dir: string) => orNull(() => fs.readdir(dir, { wit
 
 /** Kernel realpaths of several paths, asked at once: one wait instead of one per path. */
 export const realPathsNative = (targets: ReadonlyArray<string>): Effect.Effect<Array<string | null>> =>
-  Effect.promise(() => Promise.all(targets.map((target) => fs.realpath(target).catch(() => null))))
+  Effect.promise(() => Promise.all(targets.map(asyncFs.realpath)))
 
 /** Joins relative segments with `/` whatever the platform (for URIs and tool output). */
 export const toPosix = (segments: ReadonlyArray<string>): string => segments.join("/")

@@ -22,7 +22,7 @@ import {
 } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { beginsWithFrontmatter, describeIoError, parseSkillText } from "./Frontmatter.js"
-import { mapLimit } from "./FsPort.js"
+import { asyncFs, mapLimit } from "./FsPort.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 import type { Fingerprint } from "./Paths.js"
 import {
@@ -439,15 +439,15 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
 
     const examineEntry = async (base: string, real: string, name: string): Promise<FolderEntry | null> => {
       const named = path.join(real, name)
-      const link = await fs.lstat(named).catch(() => null)
+      const link = await asyncFs.lstat(named)
       if (link === null) return null
       let target = named
       let info: Stats | null = link
       if (link.isSymbolicLink()) {
-        const resolved = await fs.realpath(named).catch(() => null)
+        const resolved = await asyncFs.realpath(named)
         if (resolved === null || !isInside(base, resolved)) return null
         target = resolved
-        info = await fs.stat(target).catch(() => null)
+        info = await asyncFs.stat(target)
       }
       if (info === null) return null
       if (info.isDirectory()) return { name, real: target, type: "directory", info }
