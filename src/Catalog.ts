@@ -19,6 +19,7 @@ import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { MAX_FRONTMATTER_BYTES, readFrontmatter } from "./Frontmatter.js"
 import type { FsPort } from "./FsPort.js"
 import { asyncFs, lstatNow, mapLimit, syncFs } from "./FsPort.js"
+import { beginFirstScan, endFirstScan, scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, sameFingerprint } from "./Paths.js"
 import type { Ranking, SearchIndex } from "./Search.js"
@@ -605,6 +606,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           }
           yield* Effect.promise(() =>
             mapLimit(stale, port.concurrency, async (candidate) => {
+              scanStep()
               const result = await parseCandidate(port, candidate)
               entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
               results.set(candidate, result)
@@ -812,7 +814,11 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     })
 
     // The first scan runs before anything is served: synchronous reads are the faster choice.
-    yield* rescan(syncFs)
+    // The young generation may grow meanwhile (src/HeapTuning.ts).
+    yield* Effect.sync(beginFirstScan).pipe(
+      Effect.zipRight(rescan(syncFs)),
+      Effect.ensuring(Effect.sync(endFirstScan)),
+    )
     return {
       /** The current index, after a (throttled) freshness check. */
       snapshot,

@@ -14,6 +14,7 @@ import type { IdFilter } from "./Access.js"
 import { idFilter } from "./Access.js"
 import type { FsPort } from "./FsPort.js"
 import { asyncFs, mapLimit } from "./FsPort.js"
+import { scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, isInside } from "./Paths.js"
 import type { Root } from "./Settings.js"
@@ -176,6 +177,7 @@ export const discoverRoot = async (
     folders.push(pending.dir)
     const next: Array<Pending> = []
     for (const entry of entries) {
+      scanStep()
       const name = entry.name
       if (pending.depth === 0 && NAMED_DOT_FOLDERS.has(name)) {
         const dir = path.join(pending.dir, name, "skills")

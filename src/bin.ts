@@ -6,6 +6,7 @@ import { runMain } from "@effect/platform-node/NodeRuntime"
 import { Effect, Exit } from "effect"
 import { config as zodConfig } from "zod/v4/core"
 import { run } from "./Cli.js"
+import { manageHeap } from "./HeapTuning.js"
 import { writeStderr } from "./Logging.js"
 
 // The MCP SDK checks every message with zod, which by default compiles a parser with
@@ -14,6 +15,8 @@ import { writeStderr } from "./Logging.js"
 // 9.7 ms compiled against 5.7 ms interpreted (medians of 20 starts), and at rest the
 // interpreted checks made no difference we could measure.
 zodConfig({ jitless: true })
+// The young generation may grow while the first scan runs (src/HeapTuning.ts).
+manageHeap()
 
 /** Exits once stdout has taken everything written to it (or after a second, if it is gone). */
 const exitAfterFlush = (code: number) => {

@@ -17,6 +17,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
+import { HEAP_FLAGS, userTunesHeap } from "./HeapTuning.js"
 
 const bundle = path.join(__dirname, "skills-mcp.cjs")
 
@@ -56,15 +57,12 @@ const run = (source: string, cachedData: Buffer | undefined) => {
  * grow to 2 x 16 MB and the old one to several times the live data before collecting, which
  * was most of the peak memory at 10,000 skills (254 MB against 170 with these in one A/B run,
  * for about 15% more time to `initialize`; see the README's Performance section). The young
- * generation keeps its initial size and the old one grows by at most 30% between full
- * collections. Flags the user gives Node (command line or NODE_OPTIONS) about the same take
- * precedence.
+ * generation keeps its initial size (the server lets it grow once, during its first scan:
+ * src/HeapTuning.ts) and the old one grows by at most 30% between full collections. Flags the
+ * user gives Node (command line or NODE_OPTIONS) about the same take precedence.
  */
-const HEAP_FLAGS = ["--semi-space-growth-factor=1", "--heap-growing-percent=30"]
-
 const tuneHeap = () => {
-  const given = `${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`
-  if (/semi[-_]space|heap[-_]growing/.test(given)) return
+  if (userTunesHeap()) return
   for (const flag of HEAP_FLAGS) v8.setFlagsFromString(flag)
 }
 

@@ -1,0 +1,70 @@
+/**
+ * HeapTuning: the V8 heap settings of the executable, and the young generation's growth
+ * during the first scan.
+ *
+ * The launcher (src/launch.ts) keeps V8's young generation at its initial size (1 MB
+ * semi-spaces) and lets the old one grow by at most 30% between full collections: the
+ * server's live data is small and request handling allocates fast, so V8's defaults were
+ * most of the peak memory at 10,000 skills.
+ *
+ * The first scan is the exception. It allocates about 15 KB per skill before `initialize`,
+ * most of it short-lived, and with 1 MB semi-spaces a 10,000-skill scan took 171 scavenges.
+ * While the first scan runs, the young generation may double once, to 2 MB: `initialize` came
+ * about 100 ms sooner at 10,000 skills, with no higher peak (see the README's Performance
+ * section). V8 fixes the young generation's upper bound when it creates the heap, before any
+ * code of ours runs, and grows it at a scavenge once more has survived since the last growth
+ * than it holds: at 10,000 skills the root folder's entries alone would double it twice. So
+ * the scan calls `scanStep` for each entry and file it handles, every 16th call looks at the
+ * young generation's size, and growth stops at 2 MB, or when the scan ends.
+ *
+ * Only the executable changes V8's flags (`manageHeap`, from bin.ts), and not when the user
+ * gave Node flags of the same kind; the library leaves them alone. This module uses only
+ * Node's own modules: the launcher imports it.
+ */
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
+
+/** The launcher's flags: the young generation keeps its size, the old one grows by 30%. */
+export const HEAP_FLAGS = ["--semi-space-growth-factor=1", "--heap-growing-percent=30"] as const
+
+/** Whether the user gave Node flags about the heap's growth (command line or NODE_OPTIONS). */
+export const userTunesHeap = (): boolean => {
+  const given = `${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`
+  return /semi[-_]space|heap[-_]growing/.test(given)
+}
+
+/** How large the young generation's semi-spaces may grow during the first scan. */
+const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
+/** Scan steps between two looks at the young generation's size (each costs about 4 µs). */
+const CHECK_EVERY = 16
+
+let managed = false
+let growing = false
+let steps = 0
+
+/** The executable manages the heap (unless the user's Node flags do). */
+export const manageHeap = (): void => {
+  managed = !userTunesHeap()
+}
+
+/** The first scan begins: the young generation may grow to its bound. */
+export const beginFirstScan = (): void => {
+  if (!managed) return
+  growing = true
+  steps = 0
+  setFlagsFromString("--semi-space-growth-factor=2")
+}
+
+/** The first scan is over (or failed): the young generation keeps the size it reached. */
+export const endFirstScan = (): void => {
+  if (!growing) return
+  growing = false
+  setFlagsFromString("--semi-space-growth-factor=1")
+}
+
+/** One entry or file handled by a scan; a no-op unless the first scan lets the heap grow. */
+export const scanStep = (): void => {
+  if (!growing || ++steps % CHECK_EVERY !== 0) return
+  const young = getHeapSpaceStatistics().find((space) => space.space_name === "new_space")
+  // The new space's size counts both semi-spaces (once the first scavenge has used the second).
+  if (young === undefined || young.space_size >= 2 * SCAN_SEMI_SPACE_BYTES) endFirstScan()
+}

@@ -1,0 +1,84 @@
+/**
+ * The executable's heap (src/HeapTuning.ts): V8's young generation keeps its initial size,
+ * except during the first scan, when it may double once; flags the user gives Node about the
+ * heap are left to V8.
+ */
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { initializeLine, jsonRpcLines, PROJECT, runRaw } from "../support/server.js"
+import { skillMd, writeTree } from "../support/tree.js"
+
+const MB = 1024 * 1024
+/** Enough skills for the scan's survivors (about 2 KB each) to double the young generation twice. */
+const SKILLS = 2_000
+
+let home: string
+let skills: string
+/** Loaded into the server with --require: prints the young generation's size at exit. */
+let probe: string
+
+beforeAll(async () => {
+  home = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-heap-"))
+  skills = path.join(home, "skills")
+  const tree: Record<string, string> = {}
+  for (let index = 0; index < SKILLS; index++) {
+    const name = `skill-${index}`
+    tree[`${name}/SKILL.md`] = skillMd(name, `Skill number ${index}, for the heap test.`)
+  }
+  await writeTree(skills, tree)
+  probe = path.join(home, "probe.cjs")
+  // At exit: the new space's size, then its size after 40 MB more of objects that survive
+  // (a young generation allowed to grow would double several times meanwhile).
+  await fs.writeFile(
+    probe,
+    `const size = () => require("node:v8").getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
+    process.on("exit", () => {
+      const atExit = size()
+      const kept = []
+      for (let i = 0; i < 1_000_000; i++) kept.push({ i })
+      process.stderr.write("new-space-bytes " + atExit + " " + size() + " " + kept.length + "\\n")
+    })\n`,
+  )
+})
+
+afterAll(async () => {
+  await fs.rm(home, { recursive: true, force: true })
+})
+
+/**
+ * The size of the server's new space (both semi-spaces) once it has answered `initialize`, and
+ * after 40 MB more survivors.
+ */
+const newSpace = async (nodeOptions = "", skillsDir = skills) => {
+  const run = await runRaw(["--skills-dir", skillsDir, "--no-watch"], [initializeLine(1)], {
+    HOME: home,
+    SKILLS_MCP_COMPILE_CACHE: "0",
+    NODE_OPTIONS: `${nodeOptions} --require ${probe}`,
+  })
+  expect(run.code).toBe(0)
+  expect(jsonRpcLines(run.stdout)).toMatchObject([{ id: 1, result: { serverInfo: { name: "skills-mcp" } } }])
+  const sizes = /new-space-bytes (\d+) (\d+)/.exec(run.stderr)
+  expect(sizes).not.toBeNull()
+  return { afterStart: Number(sizes?.[1]), afterMore: Number(sizes?.[2]) }
+}
+
+describe("the executable's heap", () => {
+  it("lets the young generation double once during the first scan, then keeps its size", async () => {
+    // 1 MB semi-spaces at start; 2 MB after the scan (not the 4 or 8 its survivors would give),
+    // and still 2 MB after more survivors.
+    expect(await newSpace()).toEqual({ afterStart: 2 * 2 * MB, afterMore: 2 * 2 * MB })
+  })
+
+  it("stops the growth when the first scan ends, even one too small to have grown", async () => {
+    const { afterStart, afterMore } = await newSpace("", path.join(PROJECT, "fixtures", "valid"))
+    expect(afterStart).toBeLessThanOrEqual(2 * 2 * MB)
+    expect(afterMore).toBe(afterStart)
+  })
+
+  it("leaves the heap to V8 when the user gives Node flags about it", async () => {
+    // V8's own growth goes on after the scan, up to the user's bound.
+    expect((await newSpace("--max-semi-space-size=16")).afterMore).toBe(2 * 16 * MB)
+  })
+})
