@@ -15,9 +15,8 @@
  * before any code of ours runs, and grows it at a scavenge once more has survived since the
  * last growth than it holds: looking only at each skill's files, it had reached 4 MB before
  * the first look (a root's 10,000 entries are read and gone through before any skill's file).
- * So the scan calls
- * `scanStep` for each folder entry and file it handles, every 16th call looks at the young
- * generation's size, and growth stops at 2 MB, or when the scan ends.
+ * So the scan calls `scanStep` for each folder entry and file it handles, every 16th call
+ * looks at the young generation's size, and growth stops at 2 MB, or when the scan ends.
  *
  * Only the executable changes V8's flags (`manageHeap`, from bin.ts), and not when the user
  * gave Node flags of the same kind; the library leaves them alone. This module uses only
