@@ -351,7 +351,7 @@ export const parseFrontmatterYaml = (
     )
   }
   const extra: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(data)) if (!specFields.has(key)) extra[key] = value
+  for (const key in data) if (Object.hasOwn(data, key) && !specFields.has(key)) extra[key] = data[key]
   const license = optionalString(data.license)
   const compatibility = optionalString(data.compatibility)
   const metadata = optionalMetadata(data.metadata)
@@ -372,8 +372,15 @@ export const parseFrontmatterYaml = (
 export const parseSkillText = (
   file: string,
   text: string,
+): Either.Either<ParsedFrontmatter & { readonly body: string }, MalformedFrontmatter> =>
+  parseSplit(file, text, splitFrontmatter(text))
+
+/** Parses a SKILL.md text already split. */
+const parseSplit = (
+  file: string,
+  text: string,
+  split: SplitResult,
 ): Either.Either<ParsedFrontmatter & { readonly body: string }, MalformedFrontmatter> => {
-  const split = splitFrontmatter(text)
   switch (split._tag) {
     case "NoFrontmatter": {
       const target = symlinkTargetIn(text)
@@ -431,12 +438,18 @@ export const MAX_FRONTMATTER_BYTES = 256 * 1024
 
 const DELIMITER_LINE = Buffer.from("\n---")
 
+/** A head read: the text, and how it splits when that is known already. */
+interface Head {
+  readonly text: string
+  readonly split?: SplitResult
+}
+
 /**
  * The text up to and including the frontmatter's closing `---` line, when the first `length`
  * bytes hold it; decoded alone, so neither the rest of the chunk nor a copy is made. Only
  * lines that are a delimiter are tried (at most the opening one and the closing one).
  */
-const frontmatterHead = (buffer: Buffer, length: number): string | undefined => {
+const frontmatterHead = (buffer: Buffer, length: number): Head | undefined => {
   for (let from = 0; ; ) {
     const at = buffer.indexOf(DELIMITER_LINE, from)
     if (at === -1 || at + DELIMITER_LINE.length > length) return undefined
@@ -445,9 +458,9 @@ const frontmatterHead = (buffer: Buffer, length: number): string | undefined => 
     if (end < length && buffer[end] === 0x0d) end++
     if (end < length && buffer[end] === 0x0a) {
       const text = buffer.toString("utf8", 0, end + 1)
-      const split = splitFrontmatter(text)._tag
-      if (split === "Split") return text
-      if (split === "NoFrontmatter") return undefined
+      const split = splitFrontmatter(text)
+      if (split._tag === "Split") return { text, split }
+      if (split._tag === "NoFrontmatter") return undefined
     }
     from = at + 1
   }
@@ -462,7 +475,14 @@ export const readHead = async (
   port: FsPort,
   file: string,
   cap: number,
-): Promise<Either.Either<string, MalformedFrontmatter>> => {
+): Promise<Either.Either<string, MalformedFrontmatter>> =>
+  Either.map(await readHeadSplit(port, file, cap), (head) => head.text)
+
+const readHeadSplit = async (
+  port: FsPort,
+  file: string,
+  cap: number,
+): Promise<Either.Either<Head, MalformedFrontmatter>> => {
   const unreadable = (error: unknown) =>
     Either.left(
       new MalformedFrontmatter({
@@ -493,9 +513,9 @@ export const readHead = async (
       const split = splitFrontmatter(text)
       if (split._tag === "Split") {
         const frontmatter = text.slice(0, text.length - split.value.body.length)
-        return Either.right(Buffer.from(frontmatter, "utf8").toString("utf8"))
+        return Either.right({ text: Buffer.from(frontmatter, "utf8").toString("utf8") })
       }
-      if (complete || split._tag === "NoFrontmatter") return Either.right(text)
+      if (complete || split._tag === "NoFrontmatter") return Either.right({ text, split })
       if (buffer.length >= cap) {
         return Either.left(
           new MalformedFrontmatter({
@@ -527,7 +547,9 @@ export const readFrontmatter = async (
   file: string,
   cap: number,
 ): Promise<Either.Either<ParsedFrontmatter & { readonly body: string }, MalformedFrontmatter>> =>
-  Either.flatMap(await readHead(port, file, cap), (text) => parseSkillText(file, text))
+  Either.flatMap(await readHeadSplit(port, file, cap), ({ text, split }) =>
+    parseSplit(file, text, split ?? splitFrontmatter(text)),
+  )
 
 /** A short, path-free description of a Node I/O error. */
 export const describeIoError = (error: unknown): string => {

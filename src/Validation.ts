@@ -252,10 +252,12 @@ export const checkSkill = ({ folder, frontmatter, lines }: SkillSubject): Array<
         ? folder.normalize("NFKC")
         : suggestedName(fields.name)
   const rename = suggestion === undefined ? "" : ` Use '${suggestion}'.`
-  const byRule = new Map<NameProblem["rule"], Array<string>>()
-  for (const { rule, problem } of nameRules) byRule.set(rule, [...(byRule.get(rule) ?? []), problem])
-  for (const [rule, problems] of byRule)
-    report(rule, "name", `name '${fields.name}' ${problems.join("; ")}.${rename}`)
+  if (nameRules.length > 0) {
+    const byRule = new Map<NameProblem["rule"], Array<string>>()
+    for (const { rule, problem } of nameRules) byRule.set(rule, [...(byRule.get(rule) ?? []), problem])
+    for (const [rule, problems] of byRule)
+      report(rule, "name", `name '${fields.name}' ${problems.join("; ")}.${rename}`)
+  }
 
   if (differs) {
     const fix =
@@ -269,7 +271,9 @@ export const checkSkill = ({ folder, frontmatter, lines }: SkillSubject): Array<
     )
   }
 
-  const descriptionLength = codePoints(fields.description)
+  // No more code points than UTF-16 units: most descriptions need no count.
+  const descriptionLength =
+    fields.description.length <= MAX_DESCRIPTION ? fields.description.length : codePoints(fields.description)
   if (descriptionLength > MAX_DESCRIPTION) {
     report(
       "description-length",
