@@ -466,11 +466,7 @@ const frontmatterHead = (buffer: Buffer, length: number): Head | undefined => {
   }
 }
 
-/**
- * Reads only as much of a SKILL.md as the frontmatter needs: the first chunk, and more only
- * while the closing `---` has not shown up, up to `cap` bytes. Answers the text up to and
- * including the closing `---` line when there is one (the body is not part of it).
- */
+/** The head of a SKILL.md (see `readHeadSplit`), its text only. */
 export const readHead = async (
   port: FsPort,
   file: string,
@@ -478,6 +474,12 @@ export const readHead = async (
 ): Promise<Either.Either<string, MalformedFrontmatter>> =>
   Either.map(await readHeadSplit(port, file, cap), (head) => head.text)
 
+/**
+ * Reads only as much of a SKILL.md as the frontmatter needs: the first chunk, and more only
+ * while the closing `---` has not shown up, up to `cap` bytes. Answers the text up to and
+ * including the closing `---` line when there is one (the body is not part of it), and its
+ * split when that was made.
+ */
 const readHeadSplit = async (
   port: FsPort,
   file: string,

@@ -9,18 +9,20 @@
  *
  * The first scan is the exception. It allocates about 15 KB per skill before `initialize`,
  * most of it short-lived, and with 1 MB semi-spaces a 10,000-skill scan took 170 scavenges.
- * While the first scan runs, the young generation may double once, to 2 MB: 93 scavenges, and
+ * While the first scan runs, the young generation may double, to 2 MB: 93 scavenges, and
  * `initialize` about 45 ms (6%) sooner at 10,000 skills, with no higher peak (see the README's
  * Performance section). V8 fixes the young generation's upper bound when it creates the heap,
  * before any code of ours runs, and grows it at a scavenge once more has survived since the
- * last growth than it holds: looking only at each skill's files, it had reached 4 MB before
- * the first look (a root's 10,000 entries are read and gone through before any skill's file).
- * So the scan calls `scanStep` for each folder entry and file it handles, every 16th call
- * looks at the young generation's size, and growth stops at 2 MB, or when the scan ends.
+ * last growth than it holds. So the scan calls `scanStep` for each folder entry and file it
+ * handles, each call looks at the young generation's size, and growth stops once it reaches
+ * 2 MB, or when the scan ends; after that it does not grow again (V8 may still shrink it when
+ * the server is idle). The size is looked at between steps, not within one: a single step
+ * that keeps much alive (a folder listing of 100,000 entries, a frontmatter of 160 KB) can
+ * double it more than once, up to V8's own bound, as it would without the launcher's flags.
  *
  * Only the executable changes V8's flags (`manageHeap`, from bin.ts), and not when the user
- * gave Node flags of the same kind; the library leaves them alone. This module uses only
- * Node's own modules: the launcher imports it.
+ * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`); the library
+ * leaves them alone. This module uses only Node's own modules: the launcher imports it.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
@@ -35,27 +37,34 @@ export const userTunesHeap = (): boolean => {
 
 /** How large the young generation's semi-spaces may grow during the first scan. */
 const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
-/** Scan steps between two looks at the young generation's size (each costs about 4 µs). */
-const CHECK_EVERY = 16
 
 let managed = false
 let growing = false
-let steps = 0
 
-/** The executable manages the heap (unless the user's Node flags do). */
-export const manageHeap = (): void => {
-  managed = !userTunesHeap()
+/** Sets the launcher's flags, unless the user's Node flags are about the same. */
+export const tuneHeap = (): boolean => {
+  if (userTunesHeap()) return false
+  for (const flag of HEAP_FLAGS) setFlagsFromString(flag)
+  return true
 }
 
-/** The first scan begins: the young generation may grow to its bound. */
+/**
+ * The executable manages the heap: the launcher's flags (again, for a bundle started without
+ * the launcher), and growth during the first scan. Not when the user's Node flags do.
+ */
+export const manageHeap = (): void => {
+  managed = tuneHeap()
+}
+
+/** The first scan begins: the young generation may grow to its bound (once per process). */
 export const beginFirstScan = (): void => {
   if (!managed) return
+  managed = false
   growing = true
-  steps = 0
   setFlagsFromString("--semi-space-growth-factor=2")
 }
 
-/** The first scan is over (or failed): the young generation keeps the size it reached. */
+/** The first scan is over (or failed): the young generation grows no more. */
 export const endFirstScan = (): void => {
   if (!growing) return
   growing = false
@@ -64,7 +73,7 @@ export const endFirstScan = (): void => {
 
 /** One entry or file handled by a scan; a no-op unless the first scan lets the heap grow. */
 export const scanStep = (): void => {
-  if (!growing || ++steps % CHECK_EVERY !== 0) return
+  if (!growing) return
   const young = getHeapSpaceStatistics().find((space) => space.space_name === "new_space")
   // The new space's size counts both semi-spaces (once the first scavenge has used the second).
   if (young === undefined || young.space_size >= 2 * SCAN_SEMI_SPACE_BYTES) endFirstScan()

@@ -15,9 +15,8 @@ import * as fs from "node:fs"
 import { createRequire, Module } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as v8 from "node:v8"
 import * as vm from "node:vm"
-import { HEAP_FLAGS, userTunesHeap } from "./HeapTuning.js"
+import { tuneHeap } from "./HeapTuning.js"
 
 const bundle = path.join(__dirname, "skills-mcp.cjs")
 
@@ -51,22 +50,15 @@ const run = (source: string, cachedData: Buffer | undefined) => {
   return script
 }
 
-/**
- * Heap settings for a long-running server whose live data is small (the catalog: about 2 KB
- * per skill) while request handling allocates fast: V8's defaults let the young generation
- * grow to 2 x 16 MB and the old one to several times the live data before collecting, which
- * was most of the peak memory at 10,000 skills (254 MB against 170 with these in one A/B run,
- * for about 15% more time to `initialize`; see the README's Performance section). The young
- * generation keeps its initial size (the server lets it grow once, during its first scan:
- * src/HeapTuning.ts) and the old one grows by at most 30% between full collections. Flags the
- * user gives Node (command line or NODE_OPTIONS) about the same take precedence.
- */
-const tuneHeap = () => {
-  if (userTunesHeap()) return
-  for (const flag of HEAP_FLAGS) v8.setFlagsFromString(flag)
-}
-
 const main = () => {
+  // Heap settings for a long-running server whose live data is small (the catalog: about 2 KB
+  // per skill) while request handling allocates fast: V8's defaults let the young generation
+  // grow to 2 x 16 MB and the old one to several times the live data before collecting, which
+  // was most of the peak memory at 10,000 skills (254 MB against 170 with these in one A/B
+  // run, for about 15% more time to `initialize`; see the README's Performance section). The
+  // young generation keeps its initial size (the server lets it grow during its first scan:
+  // src/HeapTuning.ts) and the old one grows by at most 30% between full collections. Flags
+  // the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
   tuneHeap()
   const folder = cacheFolder()
   if (folder === undefined) return void require(bundle)
@@ -93,10 +85,16 @@ const main = () => {
     names
       .filter((name) => (name.endsWith(".v8cache") || name.endsWith(".tmp")) && name !== path.basename(file))
       .map((name) => path.join(folder, name))
+  // V8 records the flags in effect in the cache and rejects it under others: the heap flags
+  // are set as a start sets them (the first scan changes one for a while).
+  const cachedDataNow = () => {
+    tuneHeap()
+    return script.createCachedData()
+  }
   // While serving, the cache is written without blocking the event loop.
   const saveLater = () => {
     const temporary = `${file}.${process.pid}.tmp`
-    const data = script.createCachedData()
+    const data = cachedDataNow()
     fs.promises
       .writeFile(temporary, data, { mode: 0o600 })
       .then(() => fs.promises.rename(temporary, file))
@@ -115,7 +113,7 @@ const main = () => {
     saved = true
     const temporary = `${file}.${process.pid}.exit.tmp`
     try {
-      fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 })
+      fs.writeFileSync(temporary, cachedDataNow(), { mode: 0o600 })
       fs.renameSync(temporary, file)
       for (const name of stale(fs.readdirSync(folder))) fs.rmSync(name, { force: true })
     } catch {
