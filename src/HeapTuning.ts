@@ -10,8 +10,8 @@
  * The first scan is the exception. It allocates about 15 KB per skill before `initialize`,
  * most of it short-lived, and with 1 MB semi-spaces a 10,000-skill scan took 170 scavenges.
  * While the first scan runs, the young generation may double, to 2 MB: 93 scavenges, and
- * `initialize` about 45 ms (6%) sooner at 10,000 skills, with no higher peak (see the README's
- * Performance section). V8 fixes the young generation's upper bound when it creates the heap,
+ * `initialize` about 45 ms (6%) sooner at 10,000 skills, for about 2 MB more peak (see the
+ * README's Performance section). V8 fixes the young generation's upper bound when it creates the heap,
  * before any code of ours runs, and grows it at a scavenge once more has survived since the
  * last growth than it holds. So the scan calls `scanStep` for each folder entry and file it
  * handles, each call looks at the young generation's size, and growth stops once it reaches
@@ -27,10 +27,10 @@
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
 /** The launcher's flags: the young generation keeps its size, the old one grows by 30%. */
-export const HEAP_FLAGS = ["--semi-space-growth-factor=1", "--heap-growing-percent=30"] as const
+const HEAP_FLAGS = ["--semi-space-growth-factor=1", "--heap-growing-percent=30"] as const
 
 /** Whether the user gave Node flags about the heap's growth (command line or NODE_OPTIONS). */
-export const userTunesHeap = (): boolean => {
+const userTunesHeap = (): boolean => {
   const given = `${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`
   return /semi[-_]space|heap[-_]growing/.test(given)
 }
