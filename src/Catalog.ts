@@ -790,7 +790,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
 
     const snapshot = Effect.zipRight(ensureFresh, Ref.get(state))
 
-    const get = Effect.fn("Catalog.get")(function* (query: string) {
+    // Untraced, as SkillFiles' methods are (see there): both run on every request.
+    const get = Effect.fnUntraced(function* (query: string) {
       const current = yield* snapshot
       const skill = findSkill(current, query)
       if (skill !== undefined) return skill
@@ -798,7 +799,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     })
 
     /** Without a query: every skill in catalog order. With one: the matching skills, best first. */
-    const list = Effect.fn("Catalog.list")(function* (options: ListOptions) {
+    const list = Effect.fnUntraced(function* (options: ListOptions) {
       const current = yield* snapshot
       const limit = Math.min(options.limit ?? settings.pageSize, settings.pageSize)
       if (options.query !== undefined && options.query.trim() !== "") {
