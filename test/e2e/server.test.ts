@@ -233,11 +233,15 @@ describe("skills-mcp over stdio", () => {
 
     const skillFile = path.join(dir, "valid", "webapp-testing", "SKILL.md")
     const original = await fs.readFile(skillFile, "utf8")
+    // Listed once before the edit: the line kept for the old skill must not come back.
+    const before = await call("list_skills", { query: "webapp" })
+    expect(JSON.stringify(before.content)).not.toContain("Edited description.")
     await fs.writeFile(skillFile, original.replace(/^description: .*$/m, "description: Edited description."))
     const listed = await call("list_skills", { query: "webapp" })
     expect(
       (listed.structuredContent as { skills: Array<{ description: string }> }).skills[0]?.description,
     ).toBe("Edited description.")
+    expect(JSON.stringify(listed.content)).toContain("- webapp-testing: Edited description.")
 
     await fs.rm(added, { recursive: true })
     const afterRemove = await call("get_skill", { id: "fresh-skill" })
