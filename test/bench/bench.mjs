@@ -5,7 +5,8 @@
  * temporary folder (kept between runs), drives a private copy of dist/bin.cjs over stdio with
  * the SDK's Client as an editor would, and prints one table, with the floors measured in the
  * same run:
- *   - a bare MCP SDK server (test/bench/bare-server.mjs, unbundled): spawn to `initialize`;
+ *   - a bare MCP SDK server (test/bench/bare-server.mjs, unbundled): spawn to `initialize`,
+ *     and, for each corpus, the latency of its `get_skill` (one `readFile` per call);
  *   - a frontmatter-only scan of the same corpus in plain Node (test/bench/floor-scan.mjs).
  * Every child gets a minimal environment (PATH, HOME, and for our server a private code-cache
  * folder): variables such as NODE_EXTRA_CA_CERTS add tens of milliseconds to every start.
@@ -167,6 +168,15 @@ const time = async (work) => {
   return { ms: performance.now() - started, value }
 }
 
+/** The same pseudo-random sequence of ids for every server measured. */
+const idPicker = (ids) => {
+  let seed = 12345
+  return () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+    return ids[seed % ids.length]
+  }
+}
+
 const latencies = async (count, work) => {
   const samples = []
   for (let index = 0; index < count; index++) samples.push((await time(() => work(index))).ms)
@@ -238,11 +248,7 @@ const measureSize = async (size, corpus, ids) => {
   // Latencies are for a server at rest: its start-up work in the background is done.
   result.settleMs = await settle(pid)
   const iterations = large ? Math.min(ITERATIONS, 100) : ITERATIONS
-  let seed = 12345
-  const randomId = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
-    return ids[seed % ids.length]
-  }
+  const randomId = idPicker(ids)
   log("  latencies")
   result.list = await latencies(iterations, () => tool(client, "list_skills", {}))
   // Distinct queries: a repeated one would be answered from the rankings kept for paging.
@@ -343,7 +349,24 @@ const measureSize = async (size, corpus, ids) => {
   writeSkill(corpus, victimIndex, victim)
   fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
   fs.rmSync(cacheDir, { recursive: true, force: true })
+
+  log("  floor: get_skill of a bare SDK server")
+  result.floorGet = await floorLatency(corpus, ids, iterations)
   return result
+}
+
+/**
+ * The latency floor on this machine: the bare SDK server answering `get_skill` with one
+ * `readFile` (test/bench/bare-server.mjs), at rest, called as our server was, same ids.
+ */
+const floorLatency = async (corpus, ids, iterations) => {
+  const session = await connect(process.execPath, [path.join(HERE, "bare-server.mjs"), corpus], minimalEnv())
+  await session.client.listTools()
+  await settle(session.pid)
+  const randomId = idPicker(ids)
+  const stats = await latencies(iterations, () => tool(session.client, "get_skill", { id: randomId() }))
+  await close(session)
+  return stats
 }
 
 // ---------------------------------------------------------------------------------------
@@ -370,6 +393,11 @@ const table = (results, floor) => {
     ["list_skills {query} p50/p95/p99 ms", (r) => triple(r.search)],
     ["get_skill p50/p95/p99 ms", (r) => triple(r.get)],
     ["skills/get p50/p95/p99 ms", (r) => triple(r.skillsGet)],
+    ["floor: bare SDK server get_skill p50/p95/p99 ms", (r) => triple(r.floorGet)],
+    [
+      "  get_skill / floor at p50 / p99",
+      (r) => `${fixed(r.get.p50 / r.floorGet.p50, 2)}x / ${fixed(r.get.p99 / r.floorGet.p99, 2)}x`,
+    ],
     ["get_skill 100 sequential, ms/request", (r) => fixed(r.sequentialPerRequestMs, 2)],
     ["get_skill 1,000 concurrent, ms/request", (r) => fixed(r.concurrentPerRequestMs, 2)],
     ["  concurrent / sequential", (r) => `${fixed(r.concurrentPerRequestMs / r.sequentialPerRequestMs, 2)}x`],
