@@ -6,7 +6,7 @@
  */
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Ref, Schedule, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Logger, Ref, Schedule, Stream } from "effect"
 import type { CatalogChange, Snapshot } from "../src/Catalog.js"
 import { Catalog, foldersToWatch } from "../src/Catalog.js"
 import { Watcher } from "../src/Watcher.js"
@@ -22,6 +22,26 @@ const until = (catalog: Catalog, check: (snapshot: Snapshot) => void) =>
   )
 
 const ids = (snapshot: Snapshot) => snapshot.skills.map((skill) => skill.id)
+
+/**
+ * The real Watcher feeding the catalog's `refreshPaths`, as the server wires it; returns once
+ * the watches are in place and the sweep that follows their set-up is over.
+ */
+const watchCatalog = (catalog: Catalog) =>
+  Effect.gen(function* () {
+    const watcher = yield* Watcher
+    const syncWatches = Effect.gen(function* () {
+      const { complete } = yield* watcher.sync(foldersToWatch(yield* catalog.peek))
+      expect(complete).toBe(true)
+      yield* catalog.setWatched(watcher.takePending)
+    })
+    yield* syncWatches
+    yield* catalog.settled
+    yield* watcher.changes.pipe(
+      Stream.runForEach((paths) => Effect.zipRight(catalog.refreshPaths(paths), syncWatches)),
+      Effect.forkScoped,
+    )
+  })
 
 const run = (mode: Mode) =>
   Effect.gen(function* () {
@@ -46,21 +66,7 @@ const run = (mode: Mode) =>
         Stream.runForEach((change) => Ref.update(changes, (all) => [...all, change])),
         Effect.forkScoped,
       )
-      if (mode === "watcher") {
-        const watcher = yield* Watcher
-        const syncWatches = Effect.gen(function* () {
-          const { complete } = yield* watcher.sync(foldersToWatch(yield* catalog.peek))
-          expect(complete).toBe(true)
-          yield* catalog.setWatched(watcher.takePending)
-        })
-        yield* syncWatches
-        // The sweep that follows the watches' set-up is over before the edits begin.
-        yield* catalog.settled
-        yield* watcher.changes.pipe(
-          Stream.runForEach((paths) => Effect.zipRight(catalog.refreshPaths(paths), syncWatches)),
-          Effect.forkScoped,
-        )
-      }
+      if (mode === "watcher") yield* watchCatalog(catalog)
       yield* Effect.yieldNow()
       const start = yield* catalog.snapshot
       expect(ids(start)).toEqual(["alpha", "beta", "delta", "gamma", "epsilon"])
@@ -77,6 +83,8 @@ const run = (mode: Mode) =>
       ).pipe(Effect.zipRight(catalog.snapshot))
       for (const id of ["beta", "gamma", "delta", "epsilon"])
         expect(edited.byId.get(id)).toBe(start.byId.get(id))
+      // Through the watcher, that skill alone is replaced: the rest is not rebuilt.
+      if (mode === "watcher") expect(edited.shadowed).toBe(start.shadowed)
       expect(edited.version).toBe(start.version + 1)
       expect(yield* Ref.get(changes)).toEqual([
         { version: edited.version, added: [], removed: [], changed: ["alpha"] },
@@ -133,6 +141,58 @@ describe("incremental refresh", () => {
   )
   it.scopedLive("through the watcher: edit, add, remove, rename, move between roots, shadowing", () =>
     run("watcher"),
+  )
+
+  // An edit that keeps a skill's id, name and file replaces that skill alone (the watcher test
+  // above); any other edit rebuilds the catalog, which logs what became wrong.
+  it.scopedLive(
+    "through the watcher: edits of a name, of a shadowed copy and into a broken file rebuild",
+    () =>
+      Effect.gen(function* () {
+        const first = yield* tempTree({
+          "alpha/SKILL.md": skillMd("alpha", "Alpha original."),
+          "beta/SKILL.md": skillMd("beta", "Beta in the first root."),
+          "gamma/SKILL.md": skillMd("gamma", "Gamma original."),
+        })
+        const second = yield* tempTree({ "beta/SKILL.md": skillMd("beta", "Beta in the second root.") })
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ message }) => {
+          warnings.push(String(message))
+        })
+        const write = (file: string, text: string) => Effect.promise(() => fs.writeFile(file, text))
+        yield* Effect.gen(function* () {
+          const catalog = yield* Catalog
+          yield* watchCatalog(catalog)
+          const start = yield* catalog.snapshot
+
+          // A name that breaks the naming rules: still served, left out of the extension, logged.
+          yield* write(`${first}/alpha/SKILL.md`, skillMd("Alpha_Bad", "Alpha renamed."))
+          yield* until(catalog, (snapshot) => expect(snapshot.byId.get("alpha")?.name).toBe("Alpha_Bad"))
+          expect(warnings.filter((line) => line.includes("Skill 'alpha'"))).toEqual([
+            expect.stringContaining("is not listed over the MCP Skills extension"),
+          ])
+          expect((yield* catalog.snapshot).published.map((skill) => skill.id)).toEqual(["beta", "gamma"])
+
+          // The shadowed copy is edited (shadowed folders are not watched: reported here as a
+          // watcher would): the first root's beta is still the one served, the very same object.
+          yield* write(`${second}/beta/SKILL.md`, skillMd("beta", "Beta in the second root, edited."))
+          yield* catalog.refreshPaths([`${second}/beta/SKILL.md`])
+          expect((yield* catalog.snapshot).byId.get("beta")).toBe(start.byId.get("beta"))
+
+          // The served beta breaks: it is skipped, and the second root's copy is served instead.
+          yield* write(`${first}/beta/SKILL.md`, "---\nname: beta\n---\nNo description.\n")
+          const broken = yield* until(catalog, (snapshot) =>
+            expect(snapshot.byId.get("beta")?.description).toBe("Beta in the second root, edited."),
+          ).pipe(Effect.zipRight(catalog.snapshot))
+          expect(broken.skipped.map((skip) => skip.file)).toEqual([`${first}/beta/SKILL.md`])
+          expect(broken.shadowed).toEqual([])
+        }).pipe(
+          Effect.provide(
+            Layer.mergeAll(servicesFor([first, second], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
+          ),
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        )
+      }),
   )
 
   /** A tree whose folders were last changed an hour ago, and the catalog over it. */
