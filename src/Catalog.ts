@@ -11,7 +11,7 @@
 import * as path from "node:path"
 import { Clock, Deferred, Effect, Either, PubSub, Ref, Stream } from "effect"
 import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js"
-import { Discovery } from "./Discovery.js"
+import { compareSegments, Discovery } from "./Discovery.js"
 import type { FrontmatterRule } from "./Errors.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
 import { nextIoTurn, sliced } from "./EventLoop.js"
@@ -239,6 +239,22 @@ const sameCatalog = (
   ) &&
   sameItems(snapshot.notices, next.notices, (a, b) => a.path === b.path && a.reason === b.reason) &&
   sameItems(snapshot.folders, next.folders, (a, b) => a === b)
+
+/**
+ * `items` (in discovery's order: root order, then path order) with `item` inserted where a
+ * discovery would have found it.
+ */
+const inDiscoveryOrder = <A extends { readonly rootIndex: number; readonly segments: ReadonlyArray<string> }>(
+  items: ReadonlyArray<A>,
+  item: A,
+): Array<A> => {
+  const at = items.findIndex(
+    (other) =>
+      other.rootIndex > item.rootIndex ||
+      (other.rootIndex === item.rootIndex && compareSegments(item.segments, other.segments) < 0),
+  )
+  return at === -1 ? [...items, item] : [...items.slice(0, at), item, ...items.slice(at)]
+}
 
 /** Every folder a watcher should follow for a catalog: collections, skill folders, broken skills. */
 export const foldersToWatch = (snapshot: Snapshot): Array<string> => [
@@ -704,12 +720,18 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       lock.withPermits(1)(
         Effect.gen(function* () {
           const touched = new Set<Candidate>()
+          const elsewhere: Array<string> = []
           for (const changed of paths) {
             // Only a change inside a skill folder is checked on its own: a change of the folder
-            // itself (renamed, removed, replaced by a link) is for discovery to judge.
+            // itself (renamed, removed, replaced by a link) is for discovery to judge, unless
+            // all that changed are new skill folders in a root (see addNew).
             const candidate = candidateByDir.get(path.dirname(changed))
-            if (candidate === undefined || candidateByDir.has(changed)) return yield* rescan(asyncFs)
-            touched.add(candidate)
+            if (candidate === undefined || candidateByDir.has(changed)) elsewhere.push(changed)
+            else touched.add(candidate)
+          }
+          if (elsewhere.length > 0) {
+            if (touched.size === 0 && (yield* addNew(elsewhere))) return true
+            return yield* rescan(asyncFs)
           }
           if (touched.size === 0) return false
           const restat = yield* Effect.promise(() =>
@@ -735,6 +757,62 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           })
         }),
       )
+
+    /**
+     * The common addition: new folders directly in a root, each holding a SKILL.md that parses,
+     * with ids no other skill folder has. They are inserted where a discovery would put them,
+     * without discovering every root again (at 10,000 skills, a rediscovery and rebuild for one
+     * new skill allocated about 70 MB). Answers false, having changed nothing but the files
+     * parsed (kept for `build`), for anything else: a group, a link, a name discovery skips, an
+     * id in use (shadowing), a skill that does not parse, the cap.
+     */
+    const addNew = (dirs: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        if (!published || !dirs.every((dir) => discovered.folders.includes(path.dirname(dir)))) return false
+        const found = yield* Effect.promise(() =>
+          mapLimit(dirs, asyncFs.concurrency, async (dir) => {
+            const candidate = await discovery.plainSkillIn(dir)
+            if (candidate === null) return null
+            const result = await parseCandidate(asyncFs, candidate)
+            entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
+            return result._tag === "Skill" ? { candidate, skill: result.skill } : null
+          }),
+        )
+        const added = found.filter((item) => item !== null)
+        const ids = new Set(added.map(({ candidate }) => candidate.id))
+        if (
+          added.length !== dirs.length ||
+          ids.size !== added.length ||
+          discovered.candidates.length + added.length > settings.maxSkills ||
+          discovered.candidates.some((candidate) => ids.has(candidate.id))
+        )
+          return false
+        let candidates = discovered.candidates
+        let skills = (yield* Ref.get(state)).skills
+        for (const item of added) {
+          candidates = inDiscoveryOrder(candidates, item.candidate)
+          skills = inDiscoveryOrder(skills, item.skill)
+          candidateByDir.set(item.candidate.dir, item.candidate)
+        }
+        discovered = { ...discovered, candidates }
+        const before = yield* Ref.get(state)
+        const version = before.version + 1
+        const after = makeSnapshot({
+          skills,
+          skipped: before.skipped,
+          shadowed: before.shadowed,
+          notices: before.notices,
+          folders: before.folders,
+          version,
+        })
+        yield* Ref.set(state, after)
+        syncSearch(after)
+        yield* logNews(before, after, 0)
+        const change = { version, added: added.map(({ skill }) => skill.id), removed: [], changed: [] }
+        yield* PubSub.publish(changes, change)
+        lastCheck = yield* Clock.currentTimeMillis
+        return true
+      })
 
     /**
      * The common edit: served skills whose SKILL.md changed and still parses, with the same id,

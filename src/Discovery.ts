@@ -243,7 +243,31 @@ const onePathPerFolder = (found: ReadonlyArray<Found>): Array<Candidate> => {
   return sorted.filter((entry) => kept.has(entry)).map((entry) => entry.candidate)
 }
 
-const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
+/**
+ * The skill of a new folder directly in a root, when it is the plain case: a folder (not a
+ * link, not a name discovery skips, permitted) holding a regular SKILL.md. It is then the
+ * candidate a discovery would find. Null otherwise: a group, a link or anything else is for
+ * a whole discovery to judge.
+ */
+export const plainSkillFolder = async (
+  port: FsPort,
+  root: Root,
+  rootIndex: number,
+  dir: string,
+  permits?: IdFilter,
+): Promise<Candidate | null> => {
+  const id = path.basename(dir)
+  if (path.dirname(dir) !== root.path || skipFolder(id) || (permits !== undefined && !permits(id)))
+    return null
+  if ((await port.lstat(dir))?.isDirectory() !== true) return null
+  const file = childPath(dir, SKILL_FILE)
+  const info = await port.lstat(file)
+  if (info === null || !info.isFile()) return null
+  return { root, rootIndex, dir, file, id, segments: [id], fingerprint: fingerprintOf(info) }
+}
+
+/** Discovery's order within a root: by the folder path below its collection. */
+export const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
   const left = a.join("/")
   const right = b.join("/")
   return left < right ? -1 : left > right ? 1 : 0
@@ -258,6 +282,14 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
       Effect.promise(() => discoverAll(port, settings.roots, settings.maxDepth, permits)).pipe(
         Effect.withSpan("Discovery.discover"),
       )
-    return { discover } as const
+    /** The plain skill of a new folder directly in a root (see `plainSkillFolder`), or null. */
+    const plainSkillIn = (dir: string): Promise<Candidate | null> => {
+      const rootIndex = settings.roots.findIndex((root) => root.path === path.dirname(dir))
+      const root = settings.roots[rootIndex]
+      return root === undefined
+        ? Promise.resolve(null)
+        : plainSkillFolder(asyncFs, root, rootIndex, dir, permits)
+    }
+    return { discover, plainSkillIn } as const
   }),
 }) {}

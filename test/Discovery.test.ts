@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { discoverRoot } from "../src/Discovery.js"
+import { discoverRoot, plainSkillFolder } from "../src/Discovery.js"
 import type { FsPort } from "../src/FsPort.js"
 import { asyncFs, syncFs } from "../src/FsPort.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -128,5 +128,41 @@ describe.each([
         expect([...result.edges].sort()).toEqual([`${root}/.claude`, `${root}/a/b/c/d`])
         expect(result.folders).not.toContain(`${root}/a/b/c/d`)
       }),
+  )
+
+  it.scoped("takes a new plain skill folder directly in a root as discovery finds it, and nothing else", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "plain/SKILL.md": skillMd("plain", "d"),
+        "group/inner/SKILL.md": skillMd("inner", "d"),
+        "empty/notes.md": "no SKILL.md",
+        ".hidden/SKILL.md": skillMd("hidden", "d"),
+        "node_modules/SKILL.md": skillMd("node-modules", "d"),
+        "denied/SKILL.md": skillMd("denied", "d"),
+        "linked-file/real.md": skillMd("linked-file", "d"),
+        "linked-file/SKILL.md": { symlink: "real.md" },
+        alias: { symlink: "plain" },
+      })
+      const rootSetting = { path: root, explicit: true }
+      const permits = (id: string) => id !== "denied"
+      const plain = (dir: string) =>
+        Effect.promise(() => plainSkillFolder(port, rootSetting, 0, `${root}/${dir}`, permits))
+      const discovered = yield* Effect.promise(() => discoverRoot(port, rootSetting, 0, 4, permits))
+      expect(yield* plain("plain")).toEqual(
+        discovered.candidates.find((candidate) => candidate.id === "plain"),
+      )
+      for (const dir of [
+        "group",
+        "group/inner",
+        "empty",
+        ".hidden",
+        "node_modules",
+        "denied",
+        "linked-file",
+        "alias",
+        "missing",
+      ])
+        expect(yield* plain(dir)).toBeNull()
+    }),
   )
 })

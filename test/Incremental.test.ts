@@ -96,7 +96,12 @@ const run = (mode: Mode) =>
         await fs.mkdir(`${first}/zeta`)
         await fs.writeFile(`${first}/zeta/SKILL.md`, skillMd("zeta", "Zeta is new, keyword narwhal."))
       })
-      yield* until(catalog, (snapshot) => expect(snapshot.byId.get("zeta")?.description).toContain("narwhal"))
+      const withZeta = yield* until(catalog, (snapshot) =>
+        expect(snapshot.byId.get("zeta")?.description).toContain("narwhal"),
+      ).pipe(Effect.zipRight(catalog.snapshot))
+      expect(ids(withZeta)).toEqual(["alpha", "beta", "delta", "gamma", "zeta", "epsilon"])
+      // Through the watcher, a plain new skill folder is added alone: the rest is not rebuilt.
+      if (mode === "watcher") expect(withZeta.shadowed).toBe(edited.shadowed)
       expect((yield* catalog.list({ query: "narwhal" })).skills.map((skill) => skill.id)).toEqual(["zeta"])
 
       // Remove.
@@ -191,6 +196,54 @@ describe("incremental refresh", () => {
             Layer.mergeAll(servicesFor([first, second], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
           ),
           Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+        )
+      }),
+  )
+
+  it.scopedLive(
+    "through the watcher: new folders other than plain skills are found by a whole discovery",
+    () =>
+      Effect.gen(function* () {
+        const first = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
+        const second = yield* tempTree({ "beta/SKILL.md": skillMd("beta", "Beta in the second root.") })
+        const add = (dir: string, text: string) =>
+          Effect.promise(async () => {
+            await fs.mkdir(dir, { recursive: true })
+            await fs.writeFile(`${dir}/SKILL.md`, text)
+          })
+        yield* Effect.gen(function* () {
+          const catalog = yield* Catalog
+          yield* watchCatalog(catalog)
+
+          // An id the second root serves: the first root's copy wins, the other is shadowed.
+          yield* add(`${first}/beta`, skillMd("beta", "Beta in the first root."))
+          const shadowing = yield* until(catalog, (snapshot) =>
+            expect(snapshot.byId.get("beta")?.description).toBe("Beta in the first root."),
+          ).pipe(Effect.zipRight(catalog.snapshot))
+          expect(ids(shadowing)).toEqual(["alpha", "beta"])
+          expect(shadowing.shadowed.map((shadow) => shadow.file)).toEqual([`${second}/beta/SKILL.md`])
+
+          // A group with a skill inside, and a skill that does not parse.
+          yield* add(`${first}/group/inner`, skillMd("inner", "Inner, in a group."))
+          yield* add(`${first}/broken`, "---\nname: broken\n---\nNo description.\n")
+          const grouped = yield* until(catalog, (snapshot) => {
+            expect(snapshot.byId.get("inner")?.segments).toEqual(["group", "inner"])
+            expect(snapshot.skipped.map((skip) => skip.file)).toEqual([`${first}/broken/SKILL.md`])
+          }).pipe(Effect.zipRight(catalog.snapshot))
+          expect(ids(grouped)).toEqual(["alpha", "beta", "inner"])
+
+          // A plain one, between the others in path order, added alone.
+          yield* add(`${first}/delta`, skillMd("delta", "Delta, plain."))
+          const plain = yield* until(catalog, (snapshot) =>
+            expect(snapshot.byId.has("delta")).toBe(true),
+          ).pipe(Effect.zipRight(catalog.snapshot))
+          expect(ids(plain)).toEqual(["alpha", "beta", "delta", "inner"])
+          expect(plain.skipped).toBe(grouped.skipped)
+          expect((yield* catalog.list({ query: "plain" })).skills.map((skill) => skill.id)).toEqual(["delta"])
+        }).pipe(
+          Effect.provide(
+            Layer.mergeAll(servicesFor([first, second], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
+          ),
         )
       }),
   )
