@@ -268,14 +268,15 @@ const getSkill = (input: unknown) =>
     const files = yield* SkillFiles
     const skill = yield* catalog.get(args.id)
     const loaded = yield* files.loadSkill(skill)
-    const structured = yield* Schema.encode(GetSkillResult)({
+    // GetSkillResult transforms nothing: its encoded form is this very object (as for list_skills).
+    const structured: typeof GetSkillResult.Encoded = {
       id: skill.id,
       name: loaded.name,
       description: loaded.description,
       path: skill.file,
       baseDir: skill.dir,
       content: loaded.body,
-    }).pipe(Effect.orDie)
+    }
     const text = `Base directory: ${skill.dir}\nSkill: ${skill.id}${loaded.name === skill.id ? "" : ` (${loaded.name})`}\nRelative paths in these instructions resolve against the base directory.\n\n${loaded.body}`
     const output: ToolOutput = { structured, text, skill: skill.id }
     return output
