@@ -615,20 +615,26 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       if (problem !== undefined) return yield* new SkillNotPublished({ skillId: skill.id, reason: problem })
       if (digests.size > MAX_CACHED_DIGESTS) digests.clear()
       let frontmatter: ParsedFrontmatter | undefined
+      /** A file's digest known for its current fingerprint (SKILL.md is always read: see above). */
+      const known = (file: (typeof files)[number]) => {
+        const cached = file.path === SKILL_FILE ? undefined : digests.get(path.join(base, file.path))
+        return cached !== undefined && sameFingerprint(cached.fingerprint, fingerprintOf(file.info))
+          ? cached.digest
+          : undefined
+      }
+      // Files are read eight at a time, but a fiber per file costs more than the read when only
+      // SKILL.md is to be read (every other digest known): then they are taken in turn.
+      let toRead = 0
+      for (const file of files) if (known(file) === undefined) toRead++
       const entries = yield* Effect.forEach(
         files,
         (file) =>
           Effect.gen(function* () {
             const fingerprint = fingerprintOf(file.info)
             const key = path.join(base, file.path)
-            const cached = digests.get(key)
-            if (
-              cached !== undefined &&
-              sameFingerprint(cached.fingerprint, fingerprint) &&
-              file.path !== SKILL_FILE
-            ) {
-              return { path: file.path, size: file.info.size, digest: cached.digest }
-            }
+            const digestKnown = known(file)
+            if (digestKnown !== undefined)
+              return { path: file.path, size: file.info.size, digest: digestKnown }
             // Read where the walk just found it (inside the skill), checked again as it is opened.
             const content = yield* readResolved(
               skill,
@@ -652,7 +658,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             digests.set(key, { fingerprint, digest })
             return { path: file.path, size: content.size, digest }
           }),
-        { concurrency: 8 },
+        { concurrency: toRead > 1 ? 8 : 1 },
       )
       if (frontmatter === undefined) {
         return yield* new SkillUnreadable({
