@@ -7,6 +7,7 @@
  */
 import * as path from "node:path"
 import type { Readable, Writable } from "node:stream"
+import { getHeapStatistics } from "node:v8"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type {
@@ -21,6 +22,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import {
   Deferred,
+  Duration,
   Effect,
   Either,
   Exit,
@@ -39,7 +41,7 @@ import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
 import { echo } from "../Errors.js"
 import { RequestWait } from "../EventLoop.js"
-import { idleCollector } from "../IdleGc.js"
+import { CHECK_MS as IDLE_CHECK_MS, idleCollector } from "../IdleGc.js"
 import type { Loader } from "../instructions.js"
 import { usageGuide, withCatalog } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
@@ -84,8 +86,6 @@ export const SERVER_NAME = "skills-mcp"
  * says so on stderr.
  */
 const DRAIN_STALL_MS = 1_000
-/** How often the server looks whether it is idle after a burst (see src/IdleGc.ts). */
-const IDLE_GC_CHECK = "2 seconds"
 /** Without a watcher, subscribed files are re-checked this often (only while there are any). */
 const SUBSCRIPTION_POLL = "2 seconds"
 
@@ -572,12 +572,16 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
       )
     }
 
-    // After a burst of requests, give the memory back once the server is idle (src/IdleGc.ts).
+    // The garbage collector's big work, done while nothing waits (src/IdleGc.ts).
     const collectWhenIdle = idleCollector({
       received: () => transport.received,
       pending: () => transport.pending,
+      heapUsed: () => getHeapStatistics().used_heap_size,
     })
-    yield* Effect.sync(collectWhenIdle).pipe(Effect.repeat(Schedule.spaced(IDLE_GC_CHECK)), Effect.forkScoped)
+    yield* Effect.sync(collectWhenIdle).pipe(
+      Effect.repeat(Schedule.spaced(Duration.millis(IDLE_CHECK_MS))),
+      Effect.forkScoped,
+    )
 
     yield* Deferred.await(ended)
     const outcome = yield* drain(transport, DRAIN_STALL_MS)
