@@ -787,15 +787,31 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           discovered.candidates.some((candidate) => ids.has(candidate.id))
         )
           return false
+        const before = yield* Ref.get(state)
         let candidates = discovered.candidates
-        let skills = (yield* Ref.get(state)).skills
+        let skills = before.skills
         for (const item of added) {
           candidates = inDiscoveryOrder(candidates, item.candidate)
           skills = inDiscoveryOrder(skills, item.skill)
           candidateByDir.set(item.candidate.dir, item.candidate)
         }
         discovered = { ...discovered, candidates }
-        const before = yield* Ref.get(state)
+        const after = yield* swapSkills(before, skills, { added: added.map(({ skill }) => skill.id) })
+        // A new skill may be left out of the extension (its name, or a URI already served).
+        yield* logNews(before, after, 0)
+        return true
+      })
+
+    /**
+     * Swaps in the last snapshot with other skills and nothing else changed (what is skipped,
+     * shadowed or noticed, the folders), and publishes the change.
+     */
+    const swapSkills = (
+      before: Snapshot,
+      skills: ReadonlyArray<Skill>,
+      change: { readonly added?: ReadonlyArray<string>; readonly changed?: ReadonlyArray<string> },
+    ) =>
+      Effect.gen(function* () {
         const version = before.version + 1
         const after = makeSnapshot({
           skills,
@@ -807,11 +823,14 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         })
         yield* Ref.set(state, after)
         syncSearch(after)
-        yield* logNews(before, after, 0)
-        const change = { version, added: added.map(({ skill }) => skill.id), removed: [], changed: [] }
-        yield* PubSub.publish(changes, change)
+        yield* PubSub.publish(changes, {
+          version,
+          added: change.added ?? [],
+          removed: [],
+          changed: change.changed ?? [],
+        })
         lastCheck = yield* Clock.currentTimeMillis
-        return true
+        return after
       })
 
     /**
@@ -850,20 +869,11 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           candidates: discovered.candidates.map((candidate) => updated.get(candidate) ?? candidate),
         }
         for (const candidate of updated.values()) candidateByDir.set(candidate.dir, candidate)
-        const version = before.version + 1
-        const after = makeSnapshot({
-          skills: before.skills.map((skill) => replaced.get(skill) ?? skill),
-          skipped: before.skipped,
-          shadowed: before.shadowed,
-          notices: before.notices,
-          folders: before.folders,
-          version,
-        })
-        yield* Ref.set(state, after)
-        syncSearch(after)
-        const changed = [...replaced.keys()].map((skill) => skill.id)
-        yield* PubSub.publish(changes, { version, added: [], removed: [], changed })
-        lastCheck = yield* Clock.currentTimeMillis
+        yield* swapSkills(
+          before,
+          before.skills.map((skill) => replaced.get(skill) ?? skill),
+          { changed: [...replaced.keys()].map((skill) => skill.id) },
+        )
         return true
       })
 

@@ -206,6 +206,10 @@ describe("incremental refresh", () => {
       Effect.gen(function* () {
         const first = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
         const second = yield* tempTree({ "beta/SKILL.md": skillMd("beta", "Beta in the second root.") })
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ message }) => {
+          warnings.push(String(message))
+        })
         const add = (dir: string, text: string) =>
           Effect.promise(async () => {
             await fs.mkdir(dir, { recursive: true })
@@ -240,10 +244,22 @@ describe("incremental refresh", () => {
           expect(ids(plain)).toEqual(["alpha", "beta", "delta", "inner"])
           expect(plain.skipped).toBe(grouped.skipped)
           expect((yield* catalog.list({ query: "plain" })).skills.map((skill) => skill.id)).toEqual(["delta"])
+
+          // A plain one whose name breaks the naming rules: added alone, and logged as left out
+          // of the extension.
+          yield* add(`${first}/omega`, skillMd("Omega_Bad", "Omega, badly named."))
+          const named = yield* until(catalog, (snapshot) =>
+            expect(snapshot.byId.has("omega")).toBe(true),
+          ).pipe(Effect.zipRight(catalog.snapshot))
+          expect(named.skipped).toBe(grouped.skipped)
+          expect(warnings.filter((line) => line.includes("Skill 'omega'"))).toEqual([
+            expect.stringContaining("is not listed over the MCP Skills extension"),
+          ])
         }).pipe(
           Effect.provide(
             Layer.mergeAll(servicesFor([first, second], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
           ),
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
         )
       }),
   )
