@@ -282,11 +282,18 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
       Effect.promise(() => discoverAll(port, settings.roots, settings.maxDepth, permits)).pipe(
         Effect.withSpan("Discovery.discover"),
       )
-    /** The plain skill of a new folder directly in a root (see `plainSkillFolder`), or null. */
+    /**
+     * The plain skill of a new folder directly in a root (see `plainSkillFolder`), or null; null
+     * too when the folder is also inside another root (nested or repeated roots), where a
+     * discovery might find it twice.
+     */
     const plainSkillIn = (dir: string): Promise<Candidate | null> => {
       const rootIndex = settings.roots.findIndex((root) => root.path === path.dirname(dir))
       const root = settings.roots[rootIndex]
-      return root === undefined
+      const elsewhere = settings.roots.some(
+        (other, index) => index !== rootIndex && isInside(other.path, dir),
+      )
+      return root === undefined || elsewhere
         ? Promise.resolve(null)
         : plainSkillFolder(asyncFs, root, rootIndex, dir, permits)
     }

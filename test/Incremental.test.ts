@@ -264,6 +264,37 @@ describe("incremental refresh", () => {
       }),
   )
 
+  it.scopedLive(
+    "through the watcher: a new skill in a root nested in another is found by a whole discovery",
+    () =>
+      Effect.gen(function* () {
+        const outer = yield* tempTree({
+          "alpha/SKILL.md": skillMd("alpha", "Alpha."),
+          "sub/notes.md": "a group",
+        })
+        const inner = `${outer}/sub`
+        yield* Effect.gen(function* () {
+          const catalog = yield* Catalog
+          yield* watchCatalog(catalog)
+          yield* Effect.promise(async () => {
+            await fs.mkdir(`${inner}/fresh`)
+            await fs.writeFile(`${inner}/fresh/SKILL.md`, skillMd("fresh", "Fresh, in both roots."))
+          })
+          // The outer root comes first: it serves the skill, at its path there; the inner root's
+          // view of the same folder is shadowed.
+          const found = yield* until(catalog, (snapshot) =>
+            expect(snapshot.byId.get("fresh")?.segments).toEqual(["sub", "fresh"]),
+          ).pipe(Effect.zipRight(catalog.snapshot))
+          expect(found.byId.get("fresh")?.root).toBe(outer)
+          expect(found.shadowed.map((shadow) => shadow.file)).toEqual([`${inner}/fresh/SKILL.md`])
+        }).pipe(
+          Effect.provide(
+            Layer.mergeAll(servicesFor([outer, inner], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
+          ),
+        )
+      }),
+  )
+
   /** A tree whose folders were last changed an hour ago, and the catalog over it. */
   const settledTree = Effect.gen(function* () {
     const root = yield* tempTree({
