@@ -858,6 +858,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           if (
             current === undefined ||
             current.file !== candidate.file ||
+            // Nested roots: the same file, found from another root, is not the one served.
+            current.rootIndex !== candidate.rootIndex ||
             result._tag !== "Skill" ||
             result.skill.name !== current.name
           )

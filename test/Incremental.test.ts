@@ -265,28 +265,41 @@ describe("incremental refresh", () => {
   )
 
   it.scopedLive(
-    "through the watcher: a new skill in a root nested in another is found by a whole discovery",
+    "through the watcher: a skill in a root nested in another, added or edited, stays the outer root's",
     () =>
       Effect.gen(function* () {
         const outer = yield* tempTree({
           "alpha/SKILL.md": skillMd("alpha", "Alpha."),
-          "sub/notes.md": "a group",
+          "sub/old/SKILL.md": skillMd("old", "Old, in both roots."),
         })
         const inner = `${outer}/sub`
         yield* Effect.gen(function* () {
           const catalog = yield* Catalog
           yield* watchCatalog(catalog)
+          // The outer root comes first: it serves the skills, at their paths there; the inner
+          // root's view of the same folders is shadowed.
           yield* Effect.promise(async () => {
             await fs.mkdir(`${inner}/fresh`)
             await fs.writeFile(`${inner}/fresh/SKILL.md`, skillMd("fresh", "Fresh, in both roots."))
           })
-          // The outer root comes first: it serves the skill, at its path there; the inner root's
-          // view of the same folder is shadowed.
           const found = yield* until(catalog, (snapshot) =>
             expect(snapshot.byId.get("fresh")?.segments).toEqual(["sub", "fresh"]),
           ).pipe(Effect.zipRight(catalog.snapshot))
           expect(found.byId.get("fresh")?.root).toBe(outer)
-          expect(found.shadowed.map((shadow) => shadow.file)).toEqual([`${inner}/fresh/SKILL.md`])
+          expect(found.shadowed.map((shadow) => shadow.file)).toEqual([
+            `${inner}/fresh/SKILL.md`,
+            `${inner}/old/SKILL.md`,
+          ])
+
+          // A skill there from the start, edited: still the outer root's, at its path there.
+          yield* Effect.promise(() =>
+            fs.writeFile(`${inner}/old/SKILL.md`, skillMd("old", "Old, edited in both roots.")),
+          )
+          const edited = yield* until(catalog, (snapshot) =>
+            expect(snapshot.byId.get("old")?.description).toBe("Old, edited in both roots."),
+          ).pipe(Effect.zipRight(catalog.snapshot))
+          expect(edited.byId.get("old")?.root).toBe(outer)
+          expect(edited.byId.get("old")?.segments).toEqual(["sub", "old"])
         }).pipe(
           Effect.provide(
             Layer.mergeAll(servicesFor([outer, inner], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
