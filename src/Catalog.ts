@@ -597,7 +597,10 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const build = (port: FsPort, found: Discovered) =>
       Effect.gen(function* () {
         discovered = found
-        candidateByDir = new Map(found.candidates.map((candidate) => [candidate.dir, candidate]))
+        // One folder may be found from two roots (nested roots): the first is the one served.
+        candidateByDir = new Map()
+        for (const candidate of found.candidates)
+          if (!candidateByDir.has(candidate.dir)) candidateByDir.set(candidate.dir, candidate)
         // Candidates by id, in priority order. The first wins; when it cannot be served
         // (skipped), the next with that id is tried: a broken copy in an earlier root hides
         // nothing. Only candidates tried are read.

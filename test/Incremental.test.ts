@@ -300,6 +300,9 @@ describe("incremental refresh", () => {
           ).pipe(Effect.zipRight(catalog.snapshot))
           expect(edited.byId.get("old")?.root).toBe(outer)
           expect(edited.byId.get("old")?.segments).toEqual(["sub", "old"])
+          // A change of the catalog: the search index and the clients hear of it.
+          expect(edited.version).toBe(found.version + 1)
+          expect((yield* catalog.list({ query: "edited" })).skills.map((skill) => skill.id)).toEqual(["old"])
         }).pipe(
           Effect.provide(
             Layer.mergeAll(servicesFor([outer, inner], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
