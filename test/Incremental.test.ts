@@ -5,6 +5,8 @@
  * roots, and shadowing resolved when the first of two skills with one id goes away.
  */
 import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Logger, Ref, Schedule, Stream } from "effect"
 import type { CatalogChange, Snapshot } from "../src/Catalog.js"
@@ -22,6 +24,17 @@ const until = (catalog: Catalog, check: (snapshot: Snapshot) => void) =>
   )
 
 const ids = (snapshot: Snapshot) => snapshot.skills.map((skill) => skill.id)
+
+/**
+ * A skill folder put in place at once, as a copy or an unpacked archive lands: written
+ * elsewhere, then renamed into its root (one event, however loaded the machine).
+ */
+const placeSkill = (dir: string, text: string) =>
+  Effect.promise(async () => {
+    const staging = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-staging-"))
+    await fs.writeFile(`${staging}/SKILL.md`, text)
+    await fs.rename(staging, dir)
+  })
 
 /**
  * The real Watcher feeding the catalog's `refreshPaths`, as the server wires it; returns once
@@ -90,18 +103,27 @@ const run = (mode: Mode) =>
         { version: edited.version, added: [], removed: [], changed: ["alpha"] },
       ])
       expect((yield* catalog.list({ query: "wombat" })).skills.map((skill) => skill.id)).toEqual(["alpha"])
+      yield* catalog.refresh
+      expect(yield* catalog.peek).toBe(edited)
 
       // Add.
-      yield* Effect.promise(async () => {
-        await fs.mkdir(`${first}/zeta`)
-        await fs.writeFile(`${first}/zeta/SKILL.md`, skillMd("zeta", "Zeta is new, keyword narwhal."))
-      })
+      yield* placeSkill(`${first}/zeta`, skillMd("zeta", "Zeta is new, keyword narwhal."))
       const withZeta = yield* until(catalog, (snapshot) =>
         expect(snapshot.byId.get("zeta")?.description).toContain("narwhal"),
       ).pipe(Effect.zipRight(catalog.snapshot))
       expect(ids(withZeta)).toEqual(["alpha", "beta", "delta", "gamma", "zeta", "epsilon"])
       // Through the watcher, a plain new skill folder is added alone: the rest is not rebuilt.
       if (mode === "watcher") expect(withZeta.shadowed).toBe(edited.shadowed)
+      expect(withZeta.version).toBe(edited.version + 1)
+      expect((yield* Ref.get(changes)).at(-1)).toEqual({
+        version: withZeta.version,
+        added: ["zeta"],
+        removed: [],
+        changed: [],
+      })
+      // What a whole discovery finds: the same catalog (the very snapshot is kept).
+      yield* catalog.refresh
+      expect(yield* catalog.peek).toBe(withZeta)
       expect((yield* catalog.list({ query: "narwhal" })).skills.map((skill) => skill.id)).toEqual(["zeta"])
 
       // Remove.
@@ -237,7 +259,7 @@ describe("incremental refresh", () => {
           expect(ids(grouped)).toEqual(["alpha", "beta", "inner"])
 
           // A plain one, between the others in path order, added alone.
-          yield* add(`${first}/delta`, skillMd("delta", "Delta, plain."))
+          yield* placeSkill(`${first}/delta`, skillMd("delta", "Delta, plain."))
           const plain = yield* until(catalog, (snapshot) =>
             expect(snapshot.byId.has("delta")).toBe(true),
           ).pipe(Effect.zipRight(catalog.snapshot))
@@ -247,7 +269,7 @@ describe("incremental refresh", () => {
 
           // A plain one whose name breaks the naming rules: added alone, and logged as left out
           // of the extension.
-          yield* add(`${first}/omega`, skillMd("Omega_Bad", "Omega, badly named."))
+          yield* placeSkill(`${first}/omega`, skillMd("Omega_Bad", "Omega, badly named."))
           const named = yield* until(catalog, (snapshot) =>
             expect(snapshot.byId.has("omega")).toBe(true),
           ).pipe(Effect.zipRight(catalog.snapshot))
@@ -309,6 +331,29 @@ describe("incremental refresh", () => {
           ),
         )
       }),
+  )
+
+  it.scopedLive("a group that becomes a skill is rediscovered, even when only the root reports it", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "alpha/SKILL.md": skillMd("alpha", "Alpha."),
+        "group/inner/SKILL.md": skillMd("inner", "Inner, in a group."),
+      })
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        expect(ids(yield* catalog.peek)).toEqual(["alpha", "inner"])
+        // The group's own watch may be missing (the system's limit): only the root's event.
+        yield* Effect.promise(() =>
+          fs.writeFile(`${root}/group/SKILL.md`, skillMd("group", "Group, now a skill.")),
+        )
+        yield* catalog.refreshPaths([`${root}/group`])
+        const after = yield* catalog.peek
+        expect(ids(after)).toEqual(["alpha", "group"])
+        // What a whole discovery finds: the same catalog.
+        yield* catalog.refresh
+        expect(yield* catalog.peek).toBe(after)
+      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
+    }),
   )
 
   /** A tree whose folders were last changed an hour ago, and the catalog over it. */
