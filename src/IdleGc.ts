@@ -12,7 +12,9 @@
  * the heap is not growing: no work runs in the background either), one full collection runs
  * when it is worth it: after a burst of requests, or once the heap has grown by GROWTH_BYTES
  * since the last one (the start-up work counts as growth). It never runs while requests are
- * in flight. Looking costs a read of the heap's size every CHECK_MS while requests come.
+ * in flight, but one that arrives during it waits: a collection took 25 to 32 ms at 10,000
+ * skills (11 ms at 10). Looking costs a read of the heap's size every CHECK_MS, idle or not.
+ * Only the executable runs this (`serve({ idleGc: true })`): it acts on the whole process.
  */
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"

@@ -37,7 +37,8 @@ const placeSkill = (dir: string, text: string) =>
   })
 
 /**
- * The real Watcher feeding the catalog's `refreshPaths`, as the server wires it; returns once
+ * The real Watcher feeding the catalog's `refreshPaths`, as the server wires it (except that
+ * paths a request takes from the watcher do not re-sync the watches here); returns once
  * the watches are in place and the sweep that follows their set-up is over.
  */
 const watchCatalog = (catalog: Catalog) =>

@@ -478,7 +478,15 @@ const clientLogger = (sink: ClientLog) =>
  * Serves MCP on `input`/`output` until the input ends; then waits (briefly) for the
  * requests in flight to be answered and closes the server.
  */
-export const serve = (io: { readonly input: Readable; readonly output: Writable }) => {
+export const serve = (io: {
+  readonly input: Readable
+  readonly output: Writable
+  /**
+   * Run full garbage collections while the server is idle (src/IdleGc.ts). The executable
+   * does; a library user opts in, since they act on the whole process (its heap, V8's flags).
+   */
+  readonly idleGc?: boolean
+}) => {
   const clientLog: ClientLog = { level: "warning", server: undefined }
   const hooks: ServerHooks = { subscribed: Effect.void }
   return Effect.gen(function* () {
@@ -573,15 +581,17 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
     }
 
     // The garbage collector's big work, done while nothing waits (src/IdleGc.ts).
-    const collectWhenIdle = idleCollector({
-      received: () => transport.received,
-      pending: () => transport.pending,
-      heapUsed: () => getHeapStatistics().used_heap_size,
-    })
-    yield* Effect.sync(collectWhenIdle).pipe(
-      Effect.repeat(Schedule.spaced(Duration.millis(IDLE_CHECK_MS))),
-      Effect.forkScoped,
-    )
+    if (io.idleGc === true) {
+      const collectWhenIdle = idleCollector({
+        received: () => transport.received,
+        pending: () => transport.pending,
+        heapUsed: () => getHeapStatistics().used_heap_size,
+      })
+      yield* Effect.sync(collectWhenIdle).pipe(
+        Effect.repeat(Schedule.spaced(Duration.millis(IDLE_CHECK_MS))),
+        Effect.forkScoped,
+      )
+    }
 
     yield* Deferred.await(ended)
     const outcome = yield* drain(transport, DRAIN_STALL_MS)
