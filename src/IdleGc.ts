@@ -21,7 +21,12 @@ import { runInNewContext } from "node:vm"
 
 const isFunction = (value: unknown): value is () => void => typeof value === "function"
 
-/** The isolate's `gc()`, obtained without the `--expose-gc` command-line flag; null if refused. */
+/**
+ * The isolate's `gc()`, obtained without the `--expose-gc` command-line flag; null if refused.
+ * The flag is needed only while the context that hands it out is made, and is turned off again
+ * at once: V8 records the flags in the launcher's code cache and rejects a cache made under
+ * other flags than a start has (every start would then rewrite it).
+ */
 const collector = (): (() => void) | null => {
   try {
     setFlagsFromString("--expose-gc")
@@ -29,8 +34,16 @@ const collector = (): (() => void) | null => {
     return isFunction(gc) ? gc : null
   } catch {
     return null
+  } finally {
+    if (!userExposesGc()) setFlagsFromString("--no-expose-gc")
   }
 }
+
+/** Node was started with `--expose-gc` (command line or NODE_OPTIONS): the flag stays on. */
+const userExposesGc = () =>
+  [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].some((flag) =>
+    /^--expose[-_]gc$/.test(flag),
+  )
 
 /** How often the server looks whether it is idle, in ms. */
 export const CHECK_MS = 250
