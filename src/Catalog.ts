@@ -11,7 +11,7 @@
 import * as path from "node:path"
 import { Clock, Deferred, Effect, Either, PubSub, Ref, Stream } from "effect"
 import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js"
-import { compareSegments, Discovery } from "./Discovery.js"
+import { compareSegments, Discovery, SKILL_FILE } from "./Discovery.js"
 import type { FrontmatterRule } from "./Errors.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
 import { nextIoTurn, sliced } from "./EventLoop.js"
@@ -889,6 +889,17 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         return true
       })
 
+    /**
+     * After watches were added for these folders: a skill folder's SKILL.md changed between the
+     * read that found it and its watch is found now (one stat each). Answers whether the catalog
+     * changed. Folders that are not skill folders are left alone.
+     */
+    const recheck = (dirs: ReadonlyArray<string>) =>
+      Effect.suspend(() => {
+        const files = dirs.filter((dir) => candidateByDir.has(dir)).map((dir) => path.join(dir, SKILL_FILE))
+        return files.length === 0 ? Effect.succeed(false) : refreshPaths(files)
+      })
+
     /** Logs the problems that were not there before (each is logged once, not on every sweep). */
     const logNews = (before: Snapshot, now: Snapshot, overLimit: number) =>
       Effect.gen(function* () {
@@ -984,6 +995,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       refresh,
       /** Checks what changed after the watcher saw these paths change. */
       refreshPaths,
+      /** Finds what changed in newly watched skill folders before their watches existed. */
+      recheck,
       /** Builds the search index in the background now, so the first query does not wait for it. */
       warmSearch,
       /**

@@ -73,7 +73,8 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
 
     /**
      * Watches exactly these folders: new ones are added, ones no longer listed are released.
-     * Answers how many are watched and whether every one could be.
+     * Answers how many are watched, whether every one could be, and the folders newly watched
+     * (a change made in one before its watch existed was not seen: see Catalog's `recheck`).
      */
     const sync = (dirs: Iterable<string>) =>
       Effect.gen(function* () {
@@ -86,7 +87,7 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
           if (!add(dir)) complete = false
           return true
         })
-        return { watched: watchers.size, complete }
+        return { watched: watchers.size, complete, added: missing.filter((dir) => watchers.has(dir)) }
       })
 
     yield* Effect.addFinalizer(() =>

@@ -45,14 +45,21 @@ const watchCatalog = (catalog: Catalog) =>
   Effect.gen(function* () {
     const watcher = yield* Watcher
     const syncWatches = Effect.gen(function* () {
-      const { complete } = yield* watcher.sync(foldersToWatch(yield* catalog.peek))
+      const { complete, added } = yield* watcher.sync(foldersToWatch(yield* catalog.peek))
       expect(complete).toBe(true)
       yield* catalog.setWatched(watcher.takePending)
+      return added
+    })
+    const followChanges = Effect.gen(function* () {
+      for (let round = 0; round < 3; round++) {
+        const added = yield* syncWatches
+        if (added.length === 0 || !(yield* catalog.recheck(added))) return
+      }
     })
     yield* syncWatches
     yield* catalog.settled
     yield* watcher.changes.pipe(
-      Stream.runForEach((paths) => Effect.zipRight(catalog.refreshPaths(paths), syncWatches)),
+      Stream.runForEach((paths) => Effect.zipRight(catalog.refreshPaths(paths), followChanges)),
       Effect.forkScoped,
     )
   })
@@ -352,6 +359,28 @@ describe("incremental refresh", () => {
         expect(ids(after)).toEqual(["alpha", "group"])
         // What a whole discovery finds: the same catalog.
         yield* catalog.refresh
+        expect(yield* catalog.peek).toBe(after)
+      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
+    }),
+  )
+
+  it.scopedLive("recheck finds a SKILL.md changed in a new skill folder before its watch existed", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        yield* placeSkill(`${root}/fresh`, skillMd("fresh", "Fresh."))
+        yield* catalog.refreshPaths([`${root}/fresh`]) // the root's event: the skill is added
+        expect((yield* catalog.peek).byId.get("fresh")?.description).toBe("Fresh.")
+        // Edited before a watch on its folder exists: no event says so.
+        yield* Effect.promise(() =>
+          fs.writeFile(`${root}/fresh/SKILL.md`, skillMd("fresh", "Fresh, edited early.")),
+        )
+        expect(yield* catalog.recheck([root, `${root}/fresh`])).toBe(true)
+        const after = yield* catalog.peek
+        expect(after.byId.get("fresh")?.description).toBe("Fresh, edited early.")
+        // Nothing changed since, and a folder that is no skill's is left alone.
+        expect(yield* catalog.recheck([root, `${root}/fresh`])).toBe(false)
         expect(yield* catalog.peek).toBe(after)
       }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
     }),

@@ -11,7 +11,11 @@ describe("Watcher", () => {
       const batches = yield* Effect.scoped(
         Effect.gen(function* () {
           const watcher = yield* Watcher
-          expect(yield* watcher.sync([root, `${root}/a`])).toEqual({ watched: 2, complete: true })
+          expect(yield* watcher.sync([root, `${root}/a`])).toEqual({
+            watched: 2,
+            complete: true,
+            added: [root, `${root}/a`],
+          })
           const first = yield* watcher.changes.pipe(Stream.take(1), Stream.runCollect, Effect.fork)
           yield* Effect.promise(() => fs.writeFile(`${root}/unwatched/file`, "changed"))
           yield* Effect.promise(() => fs.writeFile(`${root}/a/SKILL.md`, "edited"))
@@ -19,7 +23,7 @@ describe("Watcher", () => {
           yield* Effect.promise(() => fs.mkdir(`${root}/c`))
           const [batch] = yield* Fiber.join(first)
           // Re-syncing releases folders no longer wanted.
-          expect(yield* watcher.sync([root])).toEqual({ watched: 1, complete: true })
+          expect(yield* watcher.sync([root])).toEqual({ watched: 1, complete: true, added: [] })
           return batch ?? []
         }).pipe(Effect.provide(Watcher.Default)),
       )
@@ -31,7 +35,11 @@ describe("Watcher", () => {
   it.live("does not fail on folders that do not exist", () =>
     Effect.gen(function* () {
       const watcher = yield* Watcher
-      expect(yield* watcher.sync(["/no/such/folder/anywhere"])).toEqual({ watched: 0, complete: true })
+      expect(yield* watcher.sync(["/no/such/folder/anywhere"])).toEqual({
+        watched: 0,
+        complete: true,
+        added: [],
+      })
     }).pipe(Effect.provide(Watcher.Default), Effect.scoped),
   )
 })

@@ -540,21 +540,36 @@ export const serve = (io: {
       const takePending = Effect.tap(watcher.takePending, (paths) =>
         paths.length === 0 ? Effect.void : Queue.offer(taken, paths),
       )
+      /** The watches follow the catalog; answers the folders newly watched. */
       const syncWatches = Effect.gen(function* () {
         const snapshot = yield* catalog.peek
-        const { complete } = yield* watcher.sync([...foldersToWatch(snapshot), ...made.subscribedFolders()])
+        const { complete, added } = yield* watcher.sync([
+          ...foldersToWatch(snapshot),
+          ...made.subscribedFolders(),
+        ])
         yield* catalog.setWatched(complete ? takePending : undefined)
+        return added
+      })
+      /**
+       * After a change: the watches follow the catalog, and a skill folder's SKILL.md changed
+       * before its new watch existed is found (a few rounds at most: each may add folders).
+       */
+      const followChanges = Effect.gen(function* () {
+        for (let round = 0; round < 3; round++) {
+          const added = yield* syncWatches
+          if (added.length === 0 || !(yield* catalog.recheck(added))) return
+        }
       })
       yield* Queue.take(taken).pipe(
         Effect.zipRight(Queue.takeAll(taken)),
         Effect.zipRight(catalog.settled),
-        Effect.zipRight(syncWatches),
+        Effect.zipRight(followChanges),
         Effect.zipRight(made.checkSubscriptions),
         Effect.forever,
         inBackground,
         Effect.forkScoped,
       )
-      hooks.subscribed = syncWatches
+      hooks.subscribed = Effect.asVoid(syncWatches)
       // Watches are set up once the handshake is done (or a second has passed), not before
       // the answer to `initialize`; the check that follows them covers the time until then.
       yield* made.initialized.pipe(
@@ -568,7 +583,7 @@ export const serve = (io: {
         Stream.runForEach((paths) =>
           catalog
             .refreshPaths(paths)
-            .pipe(Effect.zipRight(syncWatches), Effect.zipRight(made.checkSubscriptions)),
+            .pipe(Effect.zipRight(followChanges), Effect.zipRight(made.checkSubscriptions)),
         ),
         inBackground,
         Effect.forkScoped,
