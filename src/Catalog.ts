@@ -21,7 +21,7 @@ import type { FsPort } from "./FsPort.js"
 import { asyncFs, lstatNow, mapLimit, syncFs } from "./FsPort.js"
 import { beginFirstScan, endFirstScan, scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
-import { fingerprintOf, isInside, sameFingerprint } from "./Paths.js"
+import { fingerprintOf, sameFingerprint } from "./Paths.js"
 import type { Ranking, SearchIndex } from "./Search.js"
 import { makeSearchIndex } from "./Search.js"
 import { Settings } from "./Settings.js"
@@ -771,14 +771,13 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
      */
     const addNew = (dirs: ReadonlyArray<string>) =>
       Effect.gen(function* () {
-        // Only folders directly in a folder discovery read, and none it knew as a group or an
-        // edge: a group turned skill hides the skills below it, for a discovery to drop.
-        const known = (dir: string) =>
-          discovered.folders.includes(dir) ||
-          discovered.edges.includes(dir) ||
-          discovered.candidates.some((candidate) => isInside(dir, candidate.dir))
-        if (!published || !dirs.every((dir) => discovered.folders.includes(path.dirname(dir)) && !known(dir)))
-          return false
+        // Only folders directly in a folder discovery read, and none it knew (as a group or an
+        // edge, whose skills a SKILL.md now hides, or as a skill folder). A skill below a folder
+        // discovery never read can only be the folder itself.
+        const folders = new Set(discovered.folders)
+        const edges = new Set(discovered.edges)
+        const known = (dir: string) => folders.has(dir) || edges.has(dir) || candidateByDir.has(dir)
+        if (!published || !dirs.every((dir) => folders.has(path.dirname(dir)) && !known(dir))) return false
         const found = yield* Effect.promise(() =>
           mapLimit(dirs, asyncFs.concurrency, async (dir) => {
             const candidate = await discovery.plainSkillIn(dir)
@@ -868,8 +867,6 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           if (
             current === undefined ||
             current.file !== candidate.file ||
-            // Nested roots: the same file, found from another root, is not the one served.
-            current.rootIndex !== candidate.rootIndex ||
             result._tag !== "Skill" ||
             result.skill.name !== current.name
           )

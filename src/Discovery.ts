@@ -284,14 +284,14 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
       )
     /**
      * The plain skill of a new folder directly in a root (see `plainSkillFolder`), or null; null
-     * too when the folder is also inside another root (nested or repeated roots), where a
-     * discovery might find it twice.
+     * too when the folder is inside another root or holds one (nested or repeated roots), where
+     * a discovery might find it twice, or find another root come into being.
      */
     const plainSkillIn = (dir: string): Promise<Candidate | null> => {
       const rootIndex = settings.roots.findIndex((root) => root.path === path.dirname(dir))
       const root = settings.roots[rootIndex]
       const elsewhere = settings.roots.some(
-        (other, index) => index !== rootIndex && isInside(other.path, dir),
+        (other, index) => index !== rootIndex && (isInside(other.path, dir) || isInside(dir, other.path)),
       )
       return root === undefined || elsewhere
         ? Promise.resolve(null)

@@ -42,7 +42,7 @@ const collector = (): (() => void) | null => {
 /** Node was started with `--expose-gc` (command line or NODE_OPTIONS): the flag stays on. */
 const userExposesGc = () =>
   [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].some((flag) =>
-    /^--expose[-_]gc$/.test(flag),
+    /^["']?--expose[-_]gc["']?$/.test(flag),
   )
 
 /** How often the server looks whether it is idle, in ms. */

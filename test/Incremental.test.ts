@@ -51,9 +51,9 @@ const watchCatalog = (catalog: Catalog) =>
       return added
     })
     const followChanges = Effect.gen(function* () {
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; ; round++) {
         const added = yield* syncWatches
-        if (added.length === 0 || !(yield* catalog.recheck(added))) return
+        if (added.length === 0 || round === 3 || !(yield* catalog.recheck(added))) return
       }
     })
     yield* syncWatches
@@ -383,6 +383,30 @@ describe("incremental refresh", () => {
         expect(yield* catalog.recheck([root, `${root}/fresh`])).toBe(false)
         expect(yield* catalog.peek).toBe(after)
       }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
+    }),
+  )
+
+  it.scopedLive("a new folder that brings another root into being is rediscovered", () =>
+    Effect.gen(function* () {
+      const outer = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
+      const later = `${outer}/pack/inner` // a root that does not exist yet
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        yield* Effect.promise(async () => {
+          const staging = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-staging-"))
+          await fs.writeFile(`${staging}/SKILL.md`, skillMd("pack", "A pack."))
+          await fs.mkdir(`${staging}/inner/y`, { recursive: true })
+          await fs.writeFile(`${staging}/inner/y/SKILL.md`, skillMd("y", "Y, in the second root."))
+          await fs.rename(staging, `${outer}/pack`)
+        })
+        yield* catalog.refreshPaths([`${outer}/pack`])
+        const packed = yield* catalog.peek
+        expect(packed.byId.get("pack")?.root).toBe(outer)
+        expect(packed.byId.get("y")?.root).toBe(later)
+        expect(packed.notices).toEqual([])
+        yield* catalog.refresh
+        expect(yield* catalog.peek).toBe(packed)
+      }).pipe(Effect.provide(servicesFor([outer, later], { refreshIntervalMs: 3_600_000 })))
     }),
   )
 

@@ -555,9 +555,9 @@ export const serve = (io: {
        * before its new watch existed is found (a few rounds at most: each may add folders).
        */
       const followChanges = Effect.gen(function* () {
-        for (let round = 0; round < 3; round++) {
+        for (let round = 0; ; round++) {
           const added = yield* syncWatches
-          if (added.length === 0 || !(yield* catalog.recheck(added))) return
+          if (added.length === 0 || round === 3 || !(yield* catalog.recheck(added))) return
         }
       })
       yield* Queue.take(taken).pipe(
@@ -569,7 +569,7 @@ export const serve = (io: {
         inBackground,
         Effect.forkScoped,
       )
-      hooks.subscribed = Effect.asVoid(syncWatches)
+      hooks.subscribed = followChanges
       // Watches are set up once the handshake is done (or a second has passed), not before
       // the answer to `initialize`; the check that follows them covers the time until then.
       yield* made.initialized.pipe(
