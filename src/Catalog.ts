@@ -240,20 +240,26 @@ const sameCatalog = (
   sameItems(snapshot.notices, next.notices, (a, b) => a.path === b.path && a.reason === b.reason) &&
   sameItems(snapshot.folders, next.folders, (a, b) => a === b)
 
+/** Discovery's order: root order, then path order. */
+type Ordered = { readonly rootIndex: number; readonly segments: ReadonlyArray<string> }
+const precedes = (a: Ordered, b: Ordered) =>
+  a.rootIndex < b.rootIndex || (a.rootIndex === b.rootIndex && compareSegments(a.segments, b.segments) < 0)
+
 /**
- * `items` (in discovery's order: root order, then path order) with `item` inserted where a
- * discovery would have found it.
+ * `items` (in discovery's order) with `added` merged in where a discovery would have found
+ * them: one pass, however many are added.
  */
-const inDiscoveryOrder = <A extends { readonly rootIndex: number; readonly segments: ReadonlyArray<string> }>(
-  items: ReadonlyArray<A>,
-  item: A,
-): Array<A> => {
-  const at = items.findIndex(
-    (other) =>
-      other.rootIndex > item.rootIndex ||
-      (other.rootIndex === item.rootIndex && compareSegments(item.segments, other.segments) < 0),
-  )
-  return at === -1 ? [...items, item] : [...items.slice(0, at), item, ...items.slice(at)]
+const inDiscoveryOrder = <A extends Ordered>(items: ReadonlyArray<A>, added: ReadonlyArray<A>): Array<A> => {
+  const pending = [...added].sort((a, b) => (precedes(a, b) ? -1 : precedes(b, a) ? 1 : 0))
+  const merged: Array<A> = []
+  let next = 0
+  for (const item of items) {
+    for (let first = pending[next]; first !== undefined && precedes(first, item); first = pending[++next])
+      merged.push(first)
+    merged.push(item)
+  }
+  for (; next < pending.length; next++) merged.push(pending[next] as A)
+  return merged
 }
 
 /** Every folder a watcher should follow for a catalog: collections, skill folders, broken skills. */
@@ -797,13 +803,15 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         )
           return false
         const before = yield* Ref.get(state)
-        let candidates = discovered.candidates
-        let skills = before.skills
-        for (const item of added) {
-          candidates = inDiscoveryOrder(candidates, item.candidate)
-          skills = inDiscoveryOrder(skills, item.skill)
-          candidateByDir.set(item.candidate.dir, item.candidate)
-        }
+        const candidates = inDiscoveryOrder(
+          discovered.candidates,
+          added.map(({ candidate }) => candidate),
+        )
+        const skills = inDiscoveryOrder(
+          before.skills,
+          added.map(({ skill }) => skill),
+        )
+        for (const { candidate } of added) candidateByDir.set(candidate.dir, candidate)
         discovered = { ...discovered, candidates }
         const after = yield* swapSkills(before, skills, { added: added.map(({ skill }) => skill.id) })
         // A new skill may be left out of the extension (its name, or a URI already served).

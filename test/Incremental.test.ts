@@ -410,6 +410,25 @@ describe("incremental refresh", () => {
     }),
   )
 
+  it.scopedLive("several new skill folders at once are added alone, each where a discovery puts it", () =>
+    Effect.gen(function* () {
+      const first = yield* tempTree({ "b/SKILL.md": skillMd("b", "B."), "d/SKILL.md": skillMd("d", "D.") })
+      const second = yield* tempTree({ "a/SKILL.md": skillMd("a", "A in the second root.") })
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const before = yield* catalog.peek
+        const added = [`${first}/e`, `${second}/9z`, `${first}/a0`, `${first}/c`]
+        for (const dir of added) yield* placeSkill(dir, skillMd(path.basename(dir), "New."))
+        yield* catalog.refreshPaths(added)
+        const after = yield* catalog.peek
+        expect(ids(after)).toEqual(["a0", "b", "c", "d", "e", "9z", "a"])
+        expect(after.skipped).toBe(before.skipped) // added alone, not rebuilt
+        yield* catalog.refresh
+        expect(yield* catalog.peek).toBe(after)
+      }).pipe(Effect.provide(servicesFor([first, second], { refreshIntervalMs: 3_600_000 })))
+    }),
+  )
+
   /** A tree whose folders were last changed an hour ago, and the catalog over it. */
   const settledTree = Effect.gen(function* () {
     const root = yield* tempTree({
