@@ -64,6 +64,19 @@ const watchCatalog = (catalog: Catalog) =>
     )
   })
 
+/** The catalog over these roots and the real Watcher; the interval sweep never comes. */
+const watchedServices = (roots: ReadonlyArray<string>) =>
+  Layer.mergeAll(servicesFor(roots, { refreshIntervalMs: 3_600_000 }), Watcher.Default)
+
+/** The messages logged while `logs` is provided. */
+const capturedLogs = () => {
+  const warnings: Array<string> = []
+  const logger = Logger.make(({ message }) => {
+    warnings.push(String(message))
+  })
+  return { warnings, logs: Logger.replace(Logger.defaultLogger, logger) }
+}
+
 const run = (mode: Mode) =>
   Effect.gen(function* () {
     const first = yield* tempTree({
@@ -190,10 +203,7 @@ describe("incremental refresh", () => {
           "gamma/SKILL.md": skillMd("gamma", "Gamma original."),
         })
         const second = yield* tempTree({ "beta/SKILL.md": skillMd("beta", "Beta in the second root.") })
-        const warnings: Array<string> = []
-        const logger = Logger.make(({ message }) => {
-          warnings.push(String(message))
-        })
+        const { warnings, logs } = capturedLogs()
         const write = (file: string, text: string) => Effect.promise(() => fs.writeFile(file, text))
         yield* Effect.gen(function* () {
           const catalog = yield* Catalog
@@ -221,12 +231,7 @@ describe("incremental refresh", () => {
           ).pipe(Effect.zipRight(catalog.snapshot))
           expect(broken.skipped.map((skip) => skip.file)).toEqual([`${first}/beta/SKILL.md`])
           expect(broken.shadowed).toEqual([])
-        }).pipe(
-          Effect.provide(
-            Layer.mergeAll(servicesFor([first, second], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
-          ),
-          Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        )
+        }).pipe(Effect.provide(watchedServices([first, second])), Effect.provide(logs))
       }),
   )
 
@@ -236,10 +241,7 @@ describe("incremental refresh", () => {
       Effect.gen(function* () {
         const first = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
         const second = yield* tempTree({ "beta/SKILL.md": skillMd("beta", "Beta in the second root.") })
-        const warnings: Array<string> = []
-        const logger = Logger.make(({ message }) => {
-          warnings.push(String(message))
-        })
+        const { warnings, logs } = capturedLogs()
         const add = (dir: string, text: string) =>
           Effect.promise(async () => {
             await fs.mkdir(dir, { recursive: true })
@@ -285,12 +287,7 @@ describe("incremental refresh", () => {
           expect(warnings.filter((line) => line.includes("Skill 'omega'"))).toEqual([
             expect.stringContaining("is not listed over the MCP Skills extension"),
           ])
-        }).pipe(
-          Effect.provide(
-            Layer.mergeAll(servicesFor([first, second], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
-          ),
-          Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-        )
+        }).pipe(Effect.provide(watchedServices([first, second])), Effect.provide(logs))
       }),
   )
 
@@ -333,11 +330,7 @@ describe("incremental refresh", () => {
           // A change of the catalog: the search index and the clients hear of it.
           expect(edited.version).toBe(found.version + 1)
           expect((yield* catalog.list({ query: "edited" })).skills.map((skill) => skill.id)).toEqual(["old"])
-        }).pipe(
-          Effect.provide(
-            Layer.mergeAll(servicesFor([outer, inner], { refreshIntervalMs: 3_600_000 }), Watcher.Default),
-          ),
-        )
+        }).pipe(Effect.provide(watchedServices([outer, inner])))
       }),
   )
 
