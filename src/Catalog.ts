@@ -895,14 +895,24 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       })
 
     /**
-     * After watches were added for these folders: a skill folder's SKILL.md changed between the
-     * read that found it and its watch is found now (one stat each). Answers whether the catalog
-     * changed. Folders that are not skill folders are left alone.
+     * After watches were added for these folders: what changed in them between the read that
+     * found them and their watch is found now. A skill folder's SKILL.md is looked at (one stat
+     * each); a group folder changed since the last discovery began means discovering again.
+     * Answers whether the catalog changed.
      */
     const recheck = (dirs: ReadonlyArray<string>) =>
-      Effect.suspend(() => {
+      Effect.gen(function* () {
+        // A group folder watched now may have gained a skill folder after discovery read it:
+        // looked at as the check after the first set-up does (its times against the discovery's).
+        const read = new Set([...discovered.folders, ...discovered.edges])
+        const since = discoveredAt - FOLDER_TIME_MARGIN_MS
+        const groups = dirs.filter((dir) => read.has(dir))
+        const times = yield* Effect.promise(() => mapLimit(groups, asyncFs.concurrency, asyncFs.lstat))
+        if (times.some((info) => info === null || info.mtimeMs >= since || info.ctimeMs >= since)) {
+          return yield* refresh
+        }
         const files = dirs.filter((dir) => candidateByDir.has(dir)).map((dir) => path.join(dir, SKILL_FILE))
-        return files.length === 0 ? Effect.succeed(false) : refreshPaths(files)
+        return files.length === 0 ? false : yield* refreshPaths(files)
       })
 
     /** Logs the problems that were not there before (each is logged once, not on every sweep). */

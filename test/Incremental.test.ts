@@ -357,7 +357,7 @@ describe("incremental refresh", () => {
     }),
   )
 
-  it.scopedLive("recheck finds a SKILL.md changed in a new skill folder before its watch existed", () =>
+  it.scopedLive("recheck finds what changed in a new skill or group folder before its watch existed", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
       yield* Effect.gen(function* () {
@@ -372,9 +372,16 @@ describe("incremental refresh", () => {
         expect(yield* catalog.recheck([root, `${root}/fresh`])).toBe(true)
         const after = yield* catalog.peek
         expect(after.byId.get("fresh")?.description).toBe("Fresh, edited early.")
-        // Nothing changed since, and a folder that is no skill's is left alone.
-        expect(yield* catalog.recheck([root, `${root}/fresh`])).toBe(false)
+        // Nothing changed since.
+        expect(yield* catalog.recheck([`${root}/fresh`])).toBe(false)
         expect(yield* catalog.peek).toBe(after)
+
+        // A new group folder, found empty, gains a skill before a watch on it exists.
+        yield* Effect.promise(() => fs.mkdir(`${root}/pack`))
+        yield* catalog.refreshPaths([`${root}/pack`])
+        yield* placeSkill(`${root}/pack/inner`, skillMd("inner", "Inner, added early."))
+        expect(yield* catalog.recheck([`${root}/pack`])).toBe(true)
+        expect((yield* catalog.peek).byId.get("inner")?.segments).toEqual(["pack", "inner"])
       }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
     }),
   )
