@@ -8,6 +8,7 @@
  * in slices that leave the event loop free (`warmSearch`, or the first query), then follows
  * every change incrementally.
  */
+import type { Stats } from "node:fs"
 import * as path from "node:path"
 import { Clock, Deferred, Effect, Either, PubSub, Ref, Stream } from "effect"
 import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js"
@@ -405,6 +406,10 @@ const describeChange = (before: Snapshot, after: ReadonlyArray<Skill>) => {
  */
 const FOLDER_TIME_MARGIN_MS = 2_000
 
+/** A folder's times say nothing changed in it since `since` (ms since the epoch). */
+const unchangedSince = (info: Stats | null, since: number) =>
+  info !== null && info.mtimeMs < since && info.ctimeMs < since
+
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
 
@@ -596,6 +601,13 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       }
     }
 
+    /** Parses a candidate's SKILL.md and keeps the result for its fingerprint (`entries`). */
+    const parseKept = async (port: FsPort, candidate: Candidate): Promise<Parsed> => {
+      const parsed = await parseCandidate(port, candidate)
+      entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed })
+      return parsed
+    }
+
     /**
      * Builds the snapshot from discovered candidates: first id wins, the cap applies, and only
      * SKILL.md files whose fingerprint changed are read again. Swaps it in and publishes the change.
@@ -632,9 +644,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           yield* Effect.promise(() =>
             mapLimit(stale, port.concurrency, async (candidate) => {
               scanStep()
-              const result = await parseCandidate(port, candidate)
-              entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
-              results.set(candidate, result)
+              results.set(candidate, await parseKept(port, candidate))
             }),
           )
           round = round.flatMap((candidate) => {
@@ -713,10 +723,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         const info = lstatNow(candidate.file)
         return info?.isFile() === true && sameFingerprint(fingerprintOf(info), candidate.fingerprint)
       }
-      const folderHolds = (dir: string) => {
-        const info = lstatNow(dir)
-        return info !== null && info.mtimeMs < since && info.ctimeMs < since
-      }
+      const folderHolds = (dir: string) => unchangedSince(lstatNow(dir), since)
       return (yield* sliced(candidates, fileHolds)) && (yield* sliced([...folders, ...edges], folderHolds))
     })
 
@@ -758,12 +765,11 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
               updated.set(candidate, { ...candidate, fingerprint })
           }
           if (updated.size === 0) return false
-          const edited = yield* replaceEdited(updated)
-          if (edited) return true
-          return yield* build(asyncFs, {
+          const found = {
             ...discovered,
             candidates: discovered.candidates.map((candidate) => updated.get(candidate) ?? candidate),
-          })
+          }
+          return (yield* replaceEdited(updated, found)) || (yield* build(asyncFs, found))
         }),
       )
 
@@ -788,8 +794,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           mapLimit(dirs, asyncFs.concurrency, async (dir) => {
             const candidate = await discovery.plainSkillIn(dir)
             if (candidate === null) return null
-            const result = await parseCandidate(asyncFs, candidate)
-            entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
+            const result = await parseKept(asyncFs, candidate)
             return result._tag === "Skill" ? { candidate, skill: result.skill } : null
           }),
         )
@@ -858,15 +863,14 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
      * skill (at 10,000 skills a rebuild allocated about 21 MB for one edit). Answers false, with
      * the files parsed for `build` to reuse, when any of that does not hold.
      */
-    const replaceEdited = (updated: ReadonlyMap<Candidate, Candidate>) =>
+    const replaceEdited = (updated: ReadonlyMap<Candidate, Candidate>, found: Discovered) =>
       Effect.gen(function* () {
         if (!published) return false
         const parsed = yield* Effect.promise(() =>
-          mapLimit([...updated.values()], asyncFs.concurrency, async (candidate) => {
-            const result = await parseCandidate(asyncFs, candidate)
-            entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed: result })
-            return { candidate, result }
-          }),
+          mapLimit([...updated.values()], asyncFs.concurrency, async (candidate) => ({
+            candidate,
+            result: await parseKept(asyncFs, candidate),
+          })),
         )
         const before = yield* Ref.get(state)
         const replaced = new Map<Skill, Skill>()
@@ -881,10 +885,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
             return false
           replaced.set(current, result.skill)
         }
-        discovered = {
-          ...discovered,
-          candidates: discovered.candidates.map((candidate) => updated.get(candidate) ?? candidate),
-        }
+        discovered = found
         for (const candidate of updated.values()) candidateByDir.set(candidate.dir, candidate)
         yield* swapSkills(
           before,
@@ -908,11 +909,22 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         const since = discoveredAt - FOLDER_TIME_MARGIN_MS
         const groups = dirs.filter((dir) => read.has(dir))
         const times = yield* Effect.promise(() => mapLimit(groups, asyncFs.concurrency, asyncFs.lstat))
-        if (times.some((info) => info === null || info.mtimeMs >= since || info.ctimeMs >= since)) {
-          return yield* refresh
-        }
+        if (!times.every((info) => unchangedSince(info, since))) return yield* refresh
         const files = dirs.filter((dir) => candidateByDir.has(dir)).map((dir) => path.join(dir, SKILL_FILE))
         return files.length === 0 ? false : yield* refreshPaths(files)
+      })
+
+    /**
+     * After a change: `sync` brings the watches in step with the catalog and answers the folders
+     * it newly watches, which are then re-checked (`recheck`); a few rounds at most, since each
+     * may add folders, and the watches are in step at the end.
+     */
+    const followWatches = (sync: Effect.Effect<ReadonlyArray<string>>) =>
+      Effect.gen(function* () {
+        for (let round = 0; ; round++) {
+          const added = yield* sync
+          if (added.length === 0 || round === 3 || !(yield* recheck(added))) return
+        }
       })
 
     /** Logs the problems that were not there before (each is logged once, not on every sweep). */
@@ -1010,8 +1022,9 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       refresh,
       /** Checks what changed after the watcher saw these paths change. */
       refreshPaths,
-      /** Finds what changed in newly watched skill folders before their watches existed. */
+      /** Finds what changed in newly watched folders before their watches existed. */
       recheck,
+      followWatches,
       /** Builds the search index in the background now, so the first query does not wait for it. */
       warmSearch,
       /**

@@ -29,11 +29,12 @@ import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 /** The launcher's flags: the young generation keeps its size, the old one grows by 30%. */
 const HEAP_FLAGS = ["--semi-space-growth-factor=1", "--heap-growing-percent=30"] as const
 
-/** Whether the user gave Node flags about the heap's growth (command line or NODE_OPTIONS). */
-const userTunesHeap = (): boolean => {
-  const given = `${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`
-  return /semi[-_]space|heap[-_]growing/.test(given)
-}
+/** Whether the user gave Node a flag matching `pattern` (command line or NODE_OPTIONS). */
+export const userGaveNodeFlag = (pattern: RegExp): boolean =>
+  pattern.test(`${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`)
+
+/** Whether the user gave Node flags about the heap's growth. */
+const userTunesHeap = (): boolean => userGaveNodeFlag(/semi[-_]space|heap[-_]growing/)
 
 /** How large the young generation's semi-spaces may grow during the first scan. */
 const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024

@@ -18,6 +18,7 @@
  */
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
+import { userGaveNodeFlag } from "./HeapTuning.js"
 
 const isFunction = (value: unknown): value is () => void => typeof value === "function"
 
@@ -35,15 +36,9 @@ const collector = (): (() => void) | null => {
   } catch {
     return null
   } finally {
-    if (!userExposesGc()) setFlagsFromString("--no-expose-gc")
+    if (!userGaveNodeFlag(/--expose[-_]gc\b/)) setFlagsFromString("--no-expose-gc")
   }
 }
-
-/** Node was started with `--expose-gc` (command line or NODE_OPTIONS): the flag stays on. */
-const userExposesGc = () =>
-  [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].some((flag) =>
-    /^["']?--expose[-_]gc["']?$/.test(flag),
-  )
 
 /** How often the server looks whether it is idle, in ms. */
 export const CHECK_MS = 250

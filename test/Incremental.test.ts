@@ -50,12 +50,7 @@ const watchCatalog = (catalog: Catalog) =>
       yield* catalog.setWatched(watcher.takePending)
       return added
     })
-    const followChanges = Effect.gen(function* () {
-      for (let round = 0; ; round++) {
-        const added = yield* syncWatches
-        if (added.length === 0 || round === 3 || !(yield* catalog.recheck(added))) return
-      }
-    })
+    const followChanges = catalog.followWatches(syncWatches)
     yield* syncWatches
     yield* catalog.settled
     yield* watcher.changes.pipe(
@@ -375,6 +370,16 @@ describe("incremental refresh", () => {
         // Nothing changed since.
         expect(yield* catalog.recheck([`${root}/fresh`])).toBe(false)
         expect(yield* catalog.peek).toBe(after)
+
+        // followWatches re-checks what its sync newly watches, and syncs again after a change.
+        yield* Effect.promise(() =>
+          fs.writeFile(`${root}/fresh/SKILL.md`, skillMd("fresh", "Fresh, edited again.")),
+        )
+        const rounds: Array<ReadonlyArray<string>> = [[`${root}/fresh`], []]
+        let syncs = 0
+        yield* catalog.followWatches(Effect.sync(() => rounds[syncs++] ?? []))
+        expect(syncs).toBe(2)
+        expect((yield* catalog.peek).byId.get("fresh")?.description).toBe("Fresh, edited again.")
 
         // A new group folder, found empty, gains a skill before a watch on it exists.
         yield* Effect.promise(() => fs.mkdir(`${root}/pack`))

@@ -550,16 +550,8 @@ export const serve = (io: {
         yield* catalog.setWatched(complete ? takePending : undefined)
         return added
       })
-      /**
-       * After a change: the watches follow the catalog, and a skill folder's SKILL.md changed
-       * before its new watch existed is found (a few rounds at most: each may add folders).
-       */
-      const followChanges = Effect.gen(function* () {
-        for (let round = 0; ; round++) {
-          const added = yield* syncWatches
-          if (added.length === 0 || round === 3 || !(yield* catalog.recheck(added))) return
-        }
-      })
+      /** After a change: the watches follow the catalog, new ones re-checked (Catalog). */
+      const followChanges = catalog.followWatches(syncWatches)
       yield* Queue.take(taken).pipe(
         Effect.zipRight(Queue.takeAll(taken)),
         Effect.zipRight(catalog.settled),
