@@ -19,20 +19,30 @@
  *   affected.
  * - Equal scores keep catalog order (first root first).
  *
- * MiniSearch keeps the index (words, their postings, prefix and typo lookup); the ranking is
- * computed here, over that index, with MiniSearch's own scoring (BM25+, its prefix and typo
- * weights, a skill's score times the number of query words it matches). MiniSearch's
- * `search` builds a result object with match details for every matching skill and then
- * intersects them: at 10,000 skills, a query whose words thousands of skills hold took 4 to
- * 15 ms (in-process, warm). Here scores add up in reused typed arrays indexed by
- * MiniSearch's short document ids, and the catalog position and skill of each short id are
- * kept from the last sync: a ranking allocates only its list, and looks nothing up by id.
+ * The terms are kept in MiniSearch's radix tree (`minisearch/SearchableMap`, which gives the
+ * prefix and typo lookups), and the scoring is MiniSearch's (BM25+, its prefix and typo
+ * weights, a skill's score times the number of query words it matches): a test holds the
+ * ranking equal to MiniSearch's own `search`, order included. The rest is ours:
+ * - Postings are one typed array per term, an entry per occurrence (`document * 2 + field`).
+ *   MiniSearch keeps a Map per term and field with an entry per document: at 10,000 skills
+ *   (4,457 terms, 337,555 postings) its index held 16.5 MB of heap, and building it took 34 MB
+ *   more (garbage) and raised the process's RSS by 40 MB; this one holds 2.0 MB and raised the
+ *   RSS by 23 MB, built in 200 to 300 ms against 275 to 400 (in process, over mcpbench's
+ *   corpus of 10,000 skills).
+ * - MiniSearch's `search` builds a result object with match details for every matching skill
+ *   and then intersects them: at 10,000 skills, a query whose words thousands of skills hold
+ *   took 4 to 15 ms (in-process, warm). Here scores add up in reused typed arrays indexed by
+ *   document number, and each number's catalog position and skill are kept: a ranking
+ *   allocates only its list, and looks nothing up by id.
  *
  * The index follows the catalog incrementally: `sync` re-indexes only skills whose metadata
  * object changed (the catalog keeps unchanged skills as the very same objects) and drops the
- * ones that left. Removed entries are purged by MiniSearch's own batched vacuum.
+ * ones that left. A removed skill's entries stay in the postings, skipped (it has no length),
+ * until removed ones are a quarter of all; the postings are then rewritten without them and
+ * the documents numbered again. Counts of the skills holding each term are exact at all times
+ * (MiniSearch's counted removed skills until its vacuum).
  */
-import MiniSearch from "minisearch"
+import SearchableMap from "minisearch/SearchableMap"
 
 /** What is searched. */
 export interface Searchable {
@@ -82,9 +92,6 @@ const typosFor = (word: string) => (word.length >= 9 ? 2 : word.length >= 5 ? 1 
 /** Most skills a query's words may be held by, summed over the words. */
 const MAX_QUERY_POSTINGS = 10_000
 
-/** MiniSearch's index for one term: per field id, the term's count in each short document id. */
-type TermData = ReadonlyMap<number, ReadonlyMap<number, number>>
-
 /** MiniSearch's defaults, which the rankings were tuned with. */
 const PREFIX_WEIGHT = 0.375
 const TYPO_WEIGHT = 0.45
@@ -94,7 +101,7 @@ const BM25_D = 0.5
 
 /** Indexed fields, in MiniSearch's field order, with their weights. */
 const FIELDS = ["names", "description"] as const
-const FIELD_BOOSTS: Readonly<Record<(typeof FIELDS)[number], number>> = { names: 3, description: 1 }
+const FIELD_BOOSTS = [3, 1] as const
 
 const bitCount = (bits: number) => {
   let count = 0
@@ -102,125 +109,290 @@ const bitCount = (bits: number) => {
   return count
 }
 
-/** MiniSearch with a ranking of its own (see the top of this file), using its protected index. */
-class SkillIndex<S extends Searchable> extends MiniSearch<S> {
-  /**
-   * Per short document id: the score so far, the current word's share and the words matched
-   * (a bit per query word). Reused by every ranking, left all zero.
-   */
-  private total = new Float64Array(0)
-  private share = new Float64Array(0)
-  private words = new Uint16Array(0)
-  /**
-   * Per short document id, as of the last `setOrder`: the catalog position (ties rank in it)
-   * and the skill itself. A ranking then needs no lookup by id for any of its skills.
-   */
-  private place = new Float64Array(0)
-  private entries: Array<S | undefined> = []
-  /** Per field id, then short document id: the field's length in words (0: not a current skill). */
-  private lengths: Array<Uint32Array> = []
+/** `array` with room for `size` entries at least (a copy when it had less, doubling). */
+function withRoom(array: Uint32Array, size: number): Uint32Array
+function withRoom(array: Float64Array, size: number): Float64Array
+function withRoom(array: Uint32Array | Float64Array, size: number): Uint32Array | Float64Array {
+  if (array.length >= size) return array
+  const larger =
+    array instanceof Uint32Array
+      ? new Uint32Array(Math.max(16, size, array.length * 2))
+      : new Float64Array(Math.max(16, size, array.length * 2))
+  larger.set(array)
+  return larger
+}
 
-  /** Room for every short document id given so far. */
-  private grow() {
-    if (this.total.length >= this._nextId) return
-    const size = Math.max(1024, this._nextId * 2)
-    this.total = new Float64Array(size)
-    this.share = new Float64Array(size)
-    this.words = new Uint16Array(size)
-    const place = new Float64Array(size)
-    place.set(this.place)
-    this.place = place
+/** One field's text of a skill, as indexed (see INDEX_OPTIONS). */
+const fieldText = (skill: Searchable, field: number) =>
+  INDEX_OPTIONS.extractField(skill, FIELDS[field] ?? "description")
+
+/**
+ * The index: MiniSearch's radix tree of terms (for its prefix and typo lookups) maps each term
+ * to a number; the postings are typed arrays of our own (see the top of this file).
+ */
+class SkillIndex<S extends Searchable> {
+  /** Each term, to its term number. */
+  private readonly terms = new SearchableMap<number>()
+  /** Per term number: its text (to drop it from `terms` when no document holds it any more). */
+  private termText: Array<string> = []
+  /**
+   * Per term number: one entry per occurrence, `document * 2 + field`, in the order documents
+   * were added (a word said twice in a description is two equal entries side by side).
+   */
+  private postings: Array<Uint32Array> = []
+  /** Per term number: the entries of `postings` in use. */
+  private used: Uint32Array = new Uint32Array(0)
+  /** Per term number and field (at `term * 2 + field`): how many current documents hold it. */
+  private holding: Uint32Array = new Uint32Array(0)
+  private readonly freeTerms: Array<number> = []
+  private nextTerm = 0
+
+  /** Per document number: its skill, until removed. */
+  private documents: Array<S | undefined> = []
+  private readonly documentOf = new Map<string, number>()
+  private nextDocument = 0
+  /** Current documents, and removed ones whose entries are still in the postings. */
+  private documentCount = 0
+  private removed = 0
+  /**
+   * Per field, then document number: the field's length as MiniSearch measures it (its
+   * distinct raw tokens); 0 for a removed document, whose entries are then skipped.
+   */
+  private lengths: [Uint32Array, Uint32Array] = [new Uint32Array(0), new Uint32Array(0)]
+  /** Per field: the average length, kept as MiniSearch keeps it (the same rounding). */
+  private readonly averages = [0, 0]
+
+  /**
+   * Per document number: the score so far, the current word's share, the words matched (a bit
+   * per query word) and the catalog position (ties rank in it). Reused by every ranking, the
+   * first three left all zero.
+   */
+  private total: Float64Array = new Float64Array(0)
+  private share: Float64Array = new Float64Array(0)
+  private words: Uint32Array = new Uint32Array(0)
+  private place: Float64Array = new Float64Array(0)
+
+  get size() {
+    return this.documentOf.size
+  }
+
+  ids(): Iterable<string> {
+    return this.documentOf.keys()
+  }
+
+  skillOf(id: string): S | undefined {
+    const document = this.documentOf.get(id)
+    return document === undefined ? undefined : this.documents[document]
+  }
+
+  private termNumber(term: string): number {
+    const known = this.terms.get(term)
+    if (known !== undefined) return known
+    const number = this.freeTerms.pop() ?? this.nextTerm++
+    this.terms.set(term, number)
+    this.termText[number] = term
+    this.postings[number] = new Uint32Array(2)
+    this.used = withRoom(this.used, number + 1)
+    this.holding = withRoom(this.holding, number * 2 + 2)
+    return number
+  }
+
+  /** Per field: the skill's distinct processed terms with their counts, and the raw length. */
+  private fields(skill: S) {
+    return FIELDS.map((_, field) => {
+      const tokens = tokenize(fieldText(skill, field))
+      const counts = new Map<string, number>()
+      for (const token of tokens) {
+        const term = processTerm(token)
+        if (term !== null) counts.set(term, (counts.get(term) ?? 0) + 1)
+      }
+      return { counts, length: new Set(tokens).size }
+    })
+  }
+
+  /** Indexes a skill whose id is not indexed. */
+  add(skill: S) {
+    const document = this.nextDocument++
+    this.documentOf.set(skill.id, document)
+    this.documents[document] = skill
+    const before = this.documentCount++
+    this.fields(skill).forEach(({ counts, length }, field) => {
+      this.lengths[field] = withRoom(this.lengths[field] ?? new Uint32Array(0), document + 1)
+      ;(this.lengths[field] as Uint32Array)[document] = length
+      this.averages[field] = ((this.averages[field] ?? 0) * before + length) / (before + 1)
+      const entry = document * 2 + field
+      for (const [term, count] of counts) {
+        const number = this.termNumber(term)
+        const at = this.used[number] ?? 0
+        const postings = withRoom(this.postings[number] ?? new Uint32Array(0), at + count)
+        postings.fill(entry, at, at + count)
+        this.postings[number] = postings
+        this.used[number] = at + count
+        this.holding[number * 2 + field] = (this.holding[number * 2 + field] ?? 0) + 1
+      }
+    })
+  }
+
+  /** Removes an indexed skill; its entries stay in the postings, skipped, until `compact`. */
+  remove(id: string) {
+    const document = this.documentOf.get(id)
+    const skill = document === undefined ? undefined : this.documents[document]
+    if (document === undefined || skill === undefined) return
+    const count = this.documentCount
+    this.fields(skill).forEach(({ counts }, field) => {
+      const lengths = this.lengths[field] ?? new Uint32Array(0)
+      const length = lengths[document] ?? 0
+      const average = this.averages[field] ?? 0
+      this.averages[field] = count === 1 ? 0 : (average * count - length) / (count - 1)
+      lengths[document] = 0
+      for (const term of counts.keys()) {
+        const number = this.terms.get(term)
+        if (number !== undefined)
+          this.holding[number * 2 + field] = (this.holding[number * 2 + field] ?? 1) - 1
+      }
+    })
+    this.documentOf.delete(id)
+    this.documents[document] = undefined
+    this.documentCount--
+    this.removed++
+  }
+
+  /**
+   * Drops the entries of removed documents once they are a quarter of all (or 64), numbering
+   * the documents again from 0, and the terms no document holds any more.
+   */
+  compact() {
+    if (this.removed <= Math.max(64, this.documentCount / 4)) return
+    const renumbered = new Int32Array(this.nextDocument).fill(-1)
+    const documents: Array<S | undefined> = []
+    const lengths: [Uint32Array, Uint32Array] = [
+      new Uint32Array(this.documentCount),
+      new Uint32Array(this.documentCount),
+    ]
+    this.documents.forEach((skill, document) => {
+      if (skill === undefined) return
+      const number = documents.length
+      renumbered[document] = number
+      documents.push(skill)
+      this.documentOf.set(skill.id, number)
+      lengths.forEach((kept, field) => {
+        kept[number] = this.lengths[field]?.[document] ?? 0
+      })
+    })
+    for (let number = 0; number < this.nextTerm; number++) {
+      const postings = this.postings[number]
+      const used = this.used[number] ?? 0
+      if (postings === undefined || used === 0) continue
+      const kept = new Uint32Array(used)
+      let length = 0
+      for (let at = 0; at < used; at++) {
+        const entry = postings[at] ?? 0
+        const document = renumbered[Math.floor(entry / 2)] ?? -1
+        if (document >= 0) kept[length++] = document * 2 + (entry % 2)
+      }
+      if (length > 0) {
+        this.postings[number] = kept.slice(0, length)
+        this.used[number] = length
+      } else {
+        this.terms.delete(this.termText[number] ?? "")
+        this.postings[number] = new Uint32Array(0)
+        this.used[number] = 0
+        this.freeTerms.push(number)
+      }
+    }
+    this.documents = documents
+    this.lengths = lengths
+    this.nextDocument = documents.length
+    this.removed = 0
+    // The ranking's arrays were sized for the old numbers.
+    this.total = new Float64Array(0)
+    this.share = new Float64Array(0)
+    this.words = new Uint32Array(0)
+    this.place = new Float64Array(0)
   }
 
   /** Records the catalog order of the indexed skills (every one of them, in that order). */
   setOrder(skills: ReadonlyArray<S>) {
-    this.grow()
-    // Filled to its length: written in catalog order, not id order, it must not become sparse.
-    this.entries = new Array<S | undefined>(this.total.length).fill(undefined)
-    this.lengths = []
-    for (const fieldId of Object.values(this._fieldIds))
-      this.lengths[fieldId] = new Uint32Array(this.total.length)
+    this.place = withRoom(this.place, this.nextDocument)
     skills.forEach((skill, position) => {
-      const document = this._idToShortId.get(skill.id)
-      if (document === undefined) return
-      this.place[document] = position
-      this.entries[document] = skill
-      this._fieldLength.get(document)?.forEach((length, fieldId) => {
-        const lengths = this.lengths[fieldId]
-        if (lengths !== undefined) lengths[document] = length
-      })
+      const document = this.documentOf.get(skill.id)
+      if (document !== undefined) this.place[document] = position
     })
   }
 
-  /** How many skills hold `word` in one field or more (removed ones count until vacuumed). */
+  /** How many skills hold `word` in one field or more. */
   holders(word: string): number {
-    let most = 0
-    for (const documents of this._index.get(word)?.values() ?? []) most = Math.max(most, documents.size)
-    return most
+    const number = this.terms.get(word)
+    if (number === undefined) return 0
+    return Math.max(this.holding[number * 2] ?? 0, this.holding[number * 2 + 1] ?? 0)
   }
 
-  /** The indexed terms a query word stands for, with their weights (MiniSearch's rules). */
-  private expansions(word: string): Array<readonly [TermData, number]> {
-    const found: Array<readonly [TermData, number]> = []
-    const exact = this._index.get(word)
+  /** The term numbers a query word stands for, with their weights (MiniSearch's rules). */
+  private expansions(word: string): Array<readonly [number, number]> {
+    const found: Array<readonly [number, number]> = []
+    const exact = this.terms.get(word)
     if (exact !== undefined) found.push([exact, 1])
     const prefixed = new Set<string>()
-    for (const [term, data] of this._index.atPrefix(word)) {
+    for (const [term, number] of this.terms.atPrefix(word)) {
       const distance = term.length - word.length
       if (distance === 0) continue
       prefixed.add(term)
-      found.push([data, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * distance)])
+      found.push([number, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * distance)])
     }
     // A word some skill holds is taken as meant; only an unknown word may be a typo.
     const typos = this.holders(word) === 0 ? typosFor(word) : false
     if (typos !== false) {
-      for (const [term, [data, distance]] of this._index.fuzzyGet(word, typos)) {
+      for (const [term, [number, distance]] of this.terms.fuzzyGet(word, typos)) {
         if (distance === 0 || prefixed.has(term)) continue
-        found.push([data, (TYPO_WEIGHT * term.length) / (term.length + distance)])
+        found.push([number, (TYPO_WEIGHT * term.length) / (term.length + distance)])
       }
     }
     return found
   }
 
   /** Adds one term's BM25+ scores to the current word's share; `touched` gets the new documents. */
-  private score(data: TermData, weight: number, touched: Array<number>) {
-    for (const field of FIELDS) {
-      const fieldId = this._fieldIds[field]
-      if (fieldId === undefined) continue
-      const postings = data.get(fieldId)
-      const lengths = this.lengths[fieldId]
-      if (postings === undefined || lengths === undefined) continue
-      // Removed skills stay in the postings until MiniSearch's vacuum. They have no length
-      // here (see setOrder; a skill holding a word has a length of one or more in that field),
-      // and are neither counted nor scored.
-      let holding = postings.size
-      if (this._dirtCount > 0)
-        for (const document of postings.keys()) if ((lengths[document] ?? 0) === 0) holding--
-      const idf = Math.log(1 + (this._documentCount - holding + 0.5) / (holding + 0.5))
-      const average = this._avgFieldLength[fieldId] ?? 1
-      const boost = weight * FIELD_BOOSTS[field]
-      const share = this.share
-      postings.forEach((frequency, document) => {
-        const length = lengths[document] ?? 0
-        if (length === 0) return
-        const bm25 =
-          idf *
-          (BM25_D +
-            (frequency * (BM25_K + 1)) / (frequency + BM25_K * (1 - BM25_B + (BM25_B * length) / average)))
-        if (share[document] === 0) touched.push(document)
-        share[document] = (share[document] ?? 0) + boost * bm25
-      })
+  private score(number: number, weight: number, touched: Array<number>) {
+    const postings = this.postings[number]
+    const used = this.used[number] ?? 0
+    if (postings === undefined) return
+    const idf = [0, 1].map((field) => {
+      const holding = this.holding[number * 2 + field] ?? 0
+      return Math.log(1 + (this.documentCount - holding + 0.5) / (holding + 0.5))
+    })
+    const share = this.share
+    let at = 0
+    while (at < used) {
+      const entry = postings[at] ?? 0
+      let frequency = 1
+      while (++at < used && postings[at] === entry) frequency++
+      const field = entry % 2
+      const document = (entry - field) / 2
+      // A removed document has no length (one holding a word has a length of one or more).
+      const length = this.lengths[field]?.[document] ?? 0
+      if (length === 0) continue
+      const average = this.averages[field] ?? 1
+      const bm25 =
+        (idf[field] ?? 0) *
+        (BM25_D +
+          (frequency * (BM25_K + 1)) / (frequency + BM25_K * (1 - BM25_B + (BM25_B * length) / average)))
+      if (share[document] === 0) touched.push(document)
+      share[document] = (share[document] ?? 0) + weight * (FIELD_BOOSTS[field] ?? 1) * bm25
     }
   }
 
   /** Skills by relevance to `words` (at most 16), best first; see `rank`. */
   rankWords(words: ReadonlyArray<string>): Ranking<S> {
-    this.grow()
-    const { total, share, words: matched, place, entries } = this
+    if (this.total.length < this.nextDocument) {
+      const size = Math.max(1024, this.nextDocument * 2)
+      this.total = new Float64Array(size)
+      this.share = new Float64Array(size)
+      this.words = new Uint32Array(size)
+    }
+    const { total, share, words: matched, place, documents } = this
     const hits: Array<number> = []
     words.forEach((word, index) => {
       const touched: Array<number> = []
-      for (const [data, weight] of this.expansions(word)) this.score(data, weight, touched)
+      for (const [number, weight] of this.expansions(word)) this.score(number, weight, touched)
       for (const document of touched) {
         if (matched[document] === 0) hits.push(document)
         total[document] = (total[document] ?? 0) + (share[document] ?? 0)
@@ -235,8 +407,8 @@ class SkillIndex<S extends Searchable> extends MiniSearch<S> {
     ranked.sort((a, b) => (total[b] ?? 0) - (total[a] ?? 0) || (place[a] ?? 0) - (place[b] ?? 0))
     const skills: Array<S> = []
     for (const document of ranked) {
-      const entry = entries[document]
-      if (entry !== undefined) skills.push(entry)
+      const skill = documents[document]
+      if (skill !== undefined) skills.push(skill)
     }
     for (const document of hits) {
       total[document] = 0
@@ -296,44 +468,38 @@ export interface SearchIndex<S extends Searchable> {
 }
 
 export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
-  const mini = new SkillIndex<S>(INDEX_OPTIONS)
-  /** The skill objects indexed, by id: an id whose object differs was edited. */
-  const indexed = new Map<string, S>()
+  const index = new SkillIndex<S>()
 
+  /** Indexes a skill, again when its object changed (an edit: the catalog keeps the others). */
   const put = (skill: S) => {
-    const previous = indexed.get(skill.id)
+    const previous = index.skillOf(skill.id)
     if (previous === skill) return
-    if (previous !== undefined) mini.discard(skill.id)
-    mini.add(skill)
-    indexed.set(skill.id, skill)
+    if (previous !== undefined) index.remove(skill.id)
+    index.add(skill)
   }
 
   const sync = (skills: ReadonlyArray<S>, byId: ReadonlyMap<string, S>) => {
     for (const skill of skills) put(skill)
-    // Every current id is indexed now, so any extra entry is a skill that left.
-    if (indexed.size !== skills.length) {
-      for (const id of [...indexed.keys()]) {
-        if (byId.get(id) === undefined) {
-          mini.discard(id)
-          indexed.delete(id)
-        }
-      }
+    // Every current id is indexed now, so any extra one is a skill that left.
+    if (index.size !== skills.length) {
+      for (const id of [...index.ids()]) if (byId.get(id) === undefined) index.remove(id)
     }
-    mini.setOrder(skills)
+    index.compact()
+    index.setOrder(skills)
   }
 
   const rank = (query: string): Ranking<S> => {
     const words = [...new Set(searchWords(query))].slice(0, MAX_QUERY_WORDS)
     if (words.length === 0) return { skills: [], match: "all" }
-    return mini.rankWords(usefulWords(mini, words))
+    return index.rankWords(usefulWords(index, words))
   }
 
   return {
     sync,
     addNew: (skill) => {
-      if (!indexed.has(skill.id)) put(skill)
+      if (index.skillOf(skill.id) === undefined) index.add(skill)
     },
     rank,
-    size: () => indexed.size,
+    size: () => index.size,
   }
 }

@@ -184,7 +184,7 @@ describe("search ranking", () => {
     for (const query of queries) expect(rank(query).ids, query).toEqual(referenceRank(remaining, query))
   })
 
-  it("counts and scores only current skills while removed ones wait for MiniSearch's vacuum", () => {
+  it("counts and scores only current skills while removed ones wait in the postings", () => {
     const removed = Array.from({ length: 9 }, (_, at) => skill(`gone-${at}`, "Alpha alpha beta."))
     const current = [skill("x", "Alpha."), skill("y", "Beta.")]
     const { index, rank } = indexOf([...current, ...removed])
@@ -194,6 +194,27 @@ describe("search ranking", () => {
     expect(rank("alpha beta")).toEqual({ ids: ["x", "y"], match: "any" })
     expect(referenceRank(current, "alpha beta")).toEqual(["x", "y"])
     expect(rank("alpha")).toEqual({ ids: ["x"], match: "all" })
+  })
+
+  it("stays equal to MiniSearch's search once removed skills are purged and skills numbered again", () => {
+    const skills = generated()
+    const { index, rank } = indexOf(skills)
+    const queries = ["report", "deplo", "testing charts", "translaton", "invoice clusters reports", "golang"]
+    const syncTo = (next: ReadonlyArray<Searchable>) => {
+      index.sync(next, new Map(next.map((entry) => [entry.id, entry])))
+      for (const query of queries) expect(rank(query).ids, query).toEqual(referenceRank(next, query))
+    }
+    // Half removed (more than a quarter: purged), then some edited and new ones added, which
+    // take numbers after the purge.
+    const half = skills.filter((_, at) => at % 2 === 0)
+    syncTo(half)
+    const edited = half.map((entry, at) => (at % 10 === 0 ? skill(entry.id, "Golang reports.") : entry))
+    syncTo([
+      ...edited,
+      skill("fresh-golang", "Golang testing charts."),
+      skill("fresh-invoice", "Invoice clusters."),
+    ])
+    expect(index.size()).toBe(half.length + 2)
   })
 })
 

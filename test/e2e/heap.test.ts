@@ -78,14 +78,18 @@ const newSpace = async (nodeOptions = "", skillsDir = skills) => {
 
 describe("the executable's heap", () => {
   it("lets the young generation double during the first scan, then grow no more", async () => {
-    // Not the 4 or 8 times its initial size the scan's survivors would give.
-    expect(await newSpace()).toEqual({ afterStart: 2 * initial, afterMore: 2 * initial })
+    // Not the 4 or 8 times its initial size the scan's survivors would give. V8 may also
+    // shrink it again when it measures a low allocation rate (a loaded machine): no growth.
+    const { afterStart, afterMore } = await newSpace()
+    expect(afterStart).toBe(2 * initial)
+    expect(afterMore).toBeLessThanOrEqual(afterStart)
   })
 
   it("stops the growth when the first scan ends, even one too small to have grown", async () => {
     const { afterStart, afterMore } = await newSpace("", path.join(PROJECT, "fixtures", "valid"))
     expect(afterStart).toBeLessThanOrEqual(2 * initial)
-    expect(afterMore).toBe(afterStart)
+    // Seen once under a full test run: 2 MB at exit, then 1 MB (V8 shrank it).
+    expect(afterMore).toBeLessThanOrEqual(afterStart)
   })
 
   it("leaves the heap to V8 when the user gives Node flags about it", async () => {
