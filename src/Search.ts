@@ -38,8 +38,8 @@
  * The index follows the catalog incrementally: `sync` re-indexes only skills whose metadata
  * object changed (the catalog keeps unchanged skills as the very same objects) and drops the
  * ones that left. A removed skill's entries stay in the postings, skipped (it has no length),
- * until removed ones are a quarter of all; the postings are then rewritten without them and
- * the documents numbered again. Counts of the skills holding each term are exact at all times
+ * until removed ones outnumber a quarter of the current ones (and 64); the postings are then
+ * rewritten without them and the documents numbered again. Counts of the skills holding each term are exact at all times
  * (MiniSearch's counted removed skills until its vacuum).
  */
 import SearchableMap from "minisearch/SearchableMap"
@@ -108,6 +108,14 @@ const bitCount = (bits: number) => {
   for (let rest = bits; rest !== 0; rest &= rest - 1) count++
   return count
 }
+
+/**
+ * A word's occurrences in one field of one skill counted at most (an entry each): no word
+ * occurs more often in a description within the 1,024-character limit, and BM25 hardly tells
+ * more apart. A hostile 256 KB frontmatter repeating one word then costs 512 entries, not
+ * 80,000.
+ */
+const MAX_OCCURRENCES = 512
 
 /** `array` with room for `size` entries at least (a copy when it had less, doubling). */
 function withRoom(array: Uint32Array, size: number): Uint32Array
@@ -194,6 +202,10 @@ class SkillIndex<S extends Searchable> {
     this.postings[number] = new Uint32Array(2)
     this.used = withRoom(this.used, number + 1)
     this.holding = withRoom(this.holding, number * 2 + 2)
+    // A reused number starts empty (the purge that freed it emptied it already).
+    this.used[number] = 0
+    this.holding[number * 2] = 0
+    this.holding[number * 2 + 1] = 0
     return number
   }
 
@@ -217,11 +229,13 @@ class SkillIndex<S extends Searchable> {
     this.documents[document] = skill
     const before = this.documentCount++
     this.fields(skill).forEach(({ counts, length }, field) => {
-      this.lengths[field] = withRoom(this.lengths[field] ?? new Uint32Array(0), document + 1)
-      ;(this.lengths[field] as Uint32Array)[document] = length
+      const lengths = withRoom(this.lengths[field] ?? new Uint32Array(0), document + 1)
+      lengths[document] = length
+      this.lengths[field] = lengths
       this.averages[field] = ((this.averages[field] ?? 0) * before + length) / (before + 1)
       const entry = document * 2 + field
-      for (const [term, count] of counts) {
+      for (const [term, occurrences] of counts) {
+        const count = Math.min(occurrences, MAX_OCCURRENCES)
         const number = this.termNumber(term)
         const at = this.used[number] ?? 0
         const postings = withRoom(this.postings[number] ?? new Uint32Array(0), at + count)
@@ -258,8 +272,8 @@ class SkillIndex<S extends Searchable> {
   }
 
   /**
-   * Drops the entries of removed documents once they are a quarter of all (or 64), numbering
-   * the documents again from 0, and the terms no document holds any more.
+   * Drops the entries of removed documents once they outnumber a quarter of the current ones
+   * (and 64), numbering the documents again from 0, and the terms no document holds any more.
    */
   compact() {
     if (this.removed <= Math.max(64, this.documentCount / 4)) return

@@ -216,6 +216,35 @@ describe("search ranking", () => {
     ])
     expect(index.size()).toBe(half.length + 2)
   })
+
+  it("gives a term number freed by a purge to a new word with no postings of the old one", () => {
+    const { index, rank } = indexOf([])
+    const syncTo = (next: ReadonlyArray<Searchable>) =>
+      index.sync(next, new Map(next.map((entry) => [entry.id, entry])))
+    const many = Array.from({ length: 200 }, (_, at) =>
+      skill(`k${at}`, at % 2 === 1 ? `odd${at} common` : "common"),
+    )
+    syncTo(many)
+    const kept = many.filter((_, at) => at % 2 === 0)
+    syncTo(kept) // 100 removed, more than 64 and a quarter of 100: purged, their words freed
+    syncTo([...kept, skill("fresh", "fresh")])
+    expect(rank("fresh").ids).toEqual(["fresh"])
+  })
+
+  it("counts every occurrence a description within the limits can hold", () => {
+    // 300 times a two-letter word and 30 other words: a 1,019-character description, ranked
+    // above one saying it 10 times in 4 words only when all 300 count (not 32, say).
+    const others = Array.from({ length: 30 }, (_, at) => `w${String(at).padStart(2, "0")}`).join(" ")
+    const skills = [
+      skill("repeated", `${"go ".repeat(300)}${others}`),
+      skill("ten", `${"go ".repeat(10)}x y z`),
+      ...Array.from({ length: 5 }, (_, at) => skill(`other-${at}`, "Something else entirely today.")),
+    ]
+    expect(skills[0]?.description.length).toBeLessThanOrEqual(1024)
+    expect(referenceRank(skills, "go")).toEqual(["repeated", "ten"])
+    const { rank } = indexOf(skills)
+    expect(rank("go").ids).toEqual(referenceRank(skills, "go"))
+  })
 })
 
 describe("Catalog search", () => {
