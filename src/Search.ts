@@ -224,6 +224,7 @@ class SkillIndex<S extends Searchable> {
 
   /** Indexes a skill whose id is not indexed. */
   add(skill: S) {
+    this.normsStale = true
     const document = this.nextDocument++
     this.documentOf.set(skill.id, document)
     this.documents[document] = skill
@@ -252,6 +253,7 @@ class SkillIndex<S extends Searchable> {
     const document = this.documentOf.get(id)
     const skill = document === undefined ? undefined : this.documents[document]
     if (document === undefined || skill === undefined) return
+    this.normsStale = true
     const count = this.documentCount
     this.fields(skill).forEach(({ counts }, field) => {
       const lengths = this.lengths[field] ?? new Uint32Array(0)
@@ -277,6 +279,7 @@ class SkillIndex<S extends Searchable> {
    */
   compact() {
     if (this.removed <= Math.max(64, this.documentCount / 4)) return
+    this.normsStale = true
     const renumbered = new Int32Array(this.nextDocument).fill(-1)
     const documents: Array<S | undefined> = []
     const lengths: [Uint32Array, Uint32Array] = [
@@ -364,38 +367,62 @@ class SkillIndex<S extends Searchable> {
     return found
   }
 
+  /**
+   * Per field, then document number: BM25's length normalisation, `k * (1 - b + b * length /
+   * average)` (as MiniSearch computes it, to the same bit), or 0 for a removed document. Made
+   * again for the first ranking after a change (the average moves with every skill).
+   */
+  private norms: [Float64Array, Float64Array] = [new Float64Array(0), new Float64Array(0)]
+  private normsStale = true
+
+  private normsOf(field: number): Float64Array {
+    const lengths = this.lengths[field] ?? new Uint32Array(0)
+    const average = this.averages[field] ?? 1
+    const norms = new Float64Array(this.nextDocument)
+    for (let document = 0; document < this.nextDocument; document++) {
+      const length = lengths[document] ?? 0
+      // A removed document has no length (one holding a word has a length of one or more).
+      norms[document] = length === 0 ? 0 : BM25_K * (1 - BM25_B + (BM25_B * length) / average)
+    }
+    return norms
+  }
+
   /** Adds one term's BM25+ scores to the current word's share; `touched` gets the new documents. */
   private score(number: number, weight: number, touched: Array<number>) {
     const postings = this.postings[number]
     const used = this.used[number] ?? 0
     if (postings === undefined) return
-    const idf = [0, 1].map((field) => {
-      const holding = this.holding[number * 2 + field] ?? 0
-      return Math.log(1 + (this.documentCount - holding + 0.5) / (holding + 0.5))
-    })
+    const holdingNames = this.holding[number * 2] ?? 0
+    const holdingDescription = this.holding[number * 2 + 1] ?? 0
+    const count = this.documentCount
+    const idfNames = Math.log(1 + (count - holdingNames + 0.5) / (holdingNames + 0.5))
+    const idfDescription = Math.log(1 + (count - holdingDescription + 0.5) / (holdingDescription + 0.5))
+    const boostNames = weight * FIELD_BOOSTS[0]
+    const boostDescription = weight * FIELD_BOOSTS[1]
+    const [normsNames, normsDescription] = this.norms
     const share = this.share
     let at = 0
     while (at < used) {
       const entry = postings[at] ?? 0
       let frequency = 1
       while (++at < used && postings[at] === entry) frequency++
-      const field = entry % 2
-      const document = (entry - field) / 2
-      // A removed document has no length (one holding a word has a length of one or more).
-      const length = this.lengths[field]?.[document] ?? 0
-      if (length === 0) continue
-      const average = this.averages[field] ?? 1
+      const document = entry >>> 1
+      const names = (entry & 1) === 0
+      const norm = (names ? normsNames[document] : normsDescription[document]) ?? 0
+      if (norm === 0) continue
       const bm25 =
-        (idf[field] ?? 0) *
-        (BM25_D +
-          (frequency * (BM25_K + 1)) / (frequency + BM25_K * (1 - BM25_B + (BM25_B * length) / average)))
+        (names ? idfNames : idfDescription) * (BM25_D + (frequency * (BM25_K + 1)) / (frequency + norm))
       if (share[document] === 0) touched.push(document)
-      share[document] = (share[document] ?? 0) + weight * (FIELD_BOOSTS[field] ?? 1) * bm25
+      share[document] = (share[document] ?? 0) + (names ? boostNames : boostDescription) * bm25
     }
   }
 
   /** Skills by relevance to `words` (at most 16), best first; see `rank`. */
   rankWords(words: ReadonlyArray<string>): Ranking<S> {
+    if (this.normsStale) {
+      this.norms = [this.normsOf(0), this.normsOf(1)]
+      this.normsStale = false
+    }
     if (this.total.length < this.nextDocument) {
       const size = Math.max(1024, this.nextDocument * 2)
       this.total = new Float64Array(size)
