@@ -33,7 +33,10 @@
  *   and then intersects them: at 10,000 skills, a query whose words thousands of skills hold
  *   took 4 to 15 ms (in-process, warm). Here scores add up in reused typed arrays indexed by
  *   document number, and each number's catalog position and skill are kept: a ranking
- *   allocates only its list, and looks nothing up by id.
+ *   allocates only its list, and looks nothing up by id. BM25's length normalisation of each
+ *   skill and field is computed once after a change, not for every posting: the bench's 400
+ *   queries at 10,000 skills took 76 to 78 ms in process, against 84 to 88 over MiniSearch's
+ *   Maps and 97 to 107 before this.
  *
  * The index follows the catalog incrementally: `sync` re-indexes only skills whose metadata
  * object changed (the catalog keeps unchanged skills as the very same objects) and drops the
