@@ -449,6 +449,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     let discoveredAt = 0
     /** The sweep that follows the watches' set-up, while it runs. */
     let catchingUp: Deferred.Deferred<void> | undefined
+    /** Whether the check that follows the watches' set-up runs. */
+    let checkingAfterWatches = false
     const scope = yield* Effect.scope
 
     // ---- search: the index, built once in slices, then kept in step with every snapshot ----
@@ -1028,6 +1030,11 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       /** Builds the search index in the background now, so the first query does not wait for it. */
       warmSearch,
       /**
+       * Whether start-up work is still to come or runs in the background: the search index is
+       * not built yet, or the watches are being set up, or the check after them runs.
+       */
+      startingUp: (): boolean => searchIndex === undefined || watchesComing || checkingAfterWatches,
+      /**
        * Runs the watches' first set-up. Meanwhile requests do not sweep the disk: the check that
        * follows a complete set-up finds any change made before it (setWatched).
        */
@@ -1055,12 +1062,19 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           // each SKILL.md and collection folder, nothing read) finds it, and only then sweeps.
           const done = yield* Deferred.make<void>()
           catchingUp = done
+          checkingAfterWatches = true
           const catchUp = lock.withPermits(1)(
             Effect.flatMap(diskUnchanged, (unchanged) =>
               unchanged ? Effect.void : Effect.asVoid(rescan(asyncFs)),
             ),
           )
-          yield* Effect.forkIn(Effect.ensuring(catchUp, Deferred.succeed(done, undefined)), scope)
+          const finish = Effect.zipRight(
+            Effect.sync(() => {
+              checkingAfterWatches = false
+            }),
+            Deferred.succeed(done, undefined),
+          )
+          yield* Effect.forkIn(Effect.ensuring(catchUp, finish), scope)
         }),
       /** Catalog changes after start-up. */
       changes: Stream.fromPubSub(changes),

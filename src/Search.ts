@@ -402,7 +402,8 @@ class SkillIndex<S extends Searchable> {
     const idfDescription = Math.log(1 + (count - holdingDescription + 0.5) / (holdingDescription + 0.5))
     const boostNames = weight * FIELD_BOOSTS[0]
     const boostDescription = weight * FIELD_BOOSTS[1]
-    const [normsNames, normsDescription] = this.norms
+    const normsNames = this.norms[0]
+    const normsDescription = this.norms[1]
     const share = this.share
     let at = 0
     while (at < used) {
@@ -434,10 +435,17 @@ class SkillIndex<S extends Searchable> {
     }
     const { total, share, words: matched, place, documents } = this
     const hits: Array<number> = []
+    // Indexed loops: for-of loops here allocated an iterator result per skill whenever V8 did
+    // not optimise them (21 MB over the bench's 200 queries at 10,000 skills, in process).
     words.forEach((word, index) => {
       const touched: Array<number> = []
-      for (const [number, weight] of this.expansions(word)) this.score(number, weight, touched)
-      for (const document of touched) {
+      const expansions = this.expansions(word)
+      for (let at = 0; at < expansions.length; at++) {
+        const [number, weight] = expansions[at] ?? [0, 0]
+        this.score(number, weight, touched)
+      }
+      for (let at = 0; at < touched.length; at++) {
+        const document = touched[at] ?? 0
         if (matched[document] === 0) hits.push(document)
         total[document] = (total[document] ?? 0) + (share[document] ?? 0)
         share[document] = 0
@@ -447,14 +455,18 @@ class SkillIndex<S extends Searchable> {
     const every = (1 << words.length) - 1
     const all = hits.filter((document) => matched[document] === every)
     const ranked = all.length > 0 ? all : hits
-    for (const document of ranked) total[document] = (total[document] ?? 0) * bitCount(matched[document] ?? 0)
+    for (let at = 0; at < ranked.length; at++) {
+      const document = ranked[at] ?? 0
+      total[document] = (total[document] ?? 0) * bitCount(matched[document] ?? 0)
+    }
     ranked.sort((a, b) => (total[b] ?? 0) - (total[a] ?? 0) || (place[a] ?? 0) - (place[b] ?? 0))
     const skills: Array<S> = []
-    for (const document of ranked) {
-      const skill = documents[document]
+    for (let at = 0; at < ranked.length; at++) {
+      const skill = documents[ranked[at] ?? 0]
       if (skill !== undefined) skills.push(skill)
     }
-    for (const document of hits) {
+    for (let at = 0; at < hits.length; at++) {
+      const document = hits[at] ?? 0
       total[document] = 0
       matched[document] = 0
     }

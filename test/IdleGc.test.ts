@@ -9,10 +9,15 @@ const MB = 1024 * 1024
 
 /** A server's counters, set by the test, and a collector that counts its runs. */
 const setup = () => {
-  const state = { received: 0, pending: 0, heap: 10 * MB }
+  const state = { received: 0, pending: 0, heap: 10 * MB, startingUp: false }
   let runs = 0
   const look = idleCollector(
-    { received: () => state.received, pending: () => state.pending, heapUsed: () => state.heap },
+    {
+      received: () => state.received,
+      pending: () => state.pending,
+      heapUsed: () => state.heap,
+      startingUp: () => state.startingUp,
+    },
     () => () => {
       runs++
       state.heap = 10 * MB // what a full collection leaves
@@ -34,6 +39,17 @@ describe("idleCollector", () => {
     state.heap += GROWTH_BYTES - MB
     expect(look()).toBe(false)
     expect(look()).toBe(false)
+    expect(runs()).toBe(1)
+  })
+
+  it("waits for the start-up work in the background, even while the heap stays still", () => {
+    const { state, look, runs } = setup()
+    state.heap = 60 * MB
+    state.startingUp = true
+    look()
+    for (let step = 0; step < 5; step++) expect(look()).toBe(false)
+    state.startingUp = false
+    expect(look()).toBe(true)
     expect(runs()).toBe(1)
   })
 
@@ -82,7 +98,12 @@ describe("idleCollector", () => {
   it("does nothing when the collector cannot be had", () => {
     const state = { received: 0, pending: 0, heap: 60 * MB }
     const look = idleCollector(
-      { received: () => state.received, pending: () => state.pending, heapUsed: () => state.heap },
+      {
+        received: () => state.received,
+        pending: () => state.pending,
+        heapUsed: () => state.heap,
+        startingUp: () => false,
+      },
       () => null,
     )
     look()

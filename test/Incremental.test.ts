@@ -186,6 +186,36 @@ describe("incremental refresh", () => {
     run("watcher"),
   )
 
+  // The idle collector waits for this (src/IdleGc.ts): a collection in a lull of the start-up
+  // work left the rest of it to a collection during requests.
+  it.scopedLive(
+    "counts as starting up until its search index is built and its watches are set up and checked",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
+        yield* Effect.gen(function* () {
+          const catalog = yield* Catalog
+          const watcher = yield* Watcher
+          expect(catalog.startingUp()).toBe(true)
+          yield* catalog.list({ query: "alpha" }) // builds the search index
+          expect(catalog.startingUp()).toBe(false)
+          const seen: Array<boolean> = []
+          yield* catalog.whileWatchesStart(
+            Effect.gen(function* () {
+              seen.push(catalog.startingUp())
+              yield* watcher.sync(foldersToWatch(yield* catalog.peek))
+              yield* catalog.setWatched(watcher.takePending)
+            }),
+          )
+          // The check after the watches runs in the background (it stats files: not done yet).
+          seen.push(catalog.startingUp())
+          yield* catalog.settled
+          expect(seen).toEqual([true, true])
+          expect(catalog.startingUp()).toBe(false)
+        }).pipe(Effect.provide(watchedServices([root])))
+      }),
+  )
+
   // An edit that keeps a skill's id, name and file replaces that skill alone (the watcher test
   // above); any other edit rebuilds the catalog, which logs what became wrong.
   it.scopedLive(

@@ -593,6 +593,7 @@ export const serve = (io: {
         received: () => transport.received,
         pending: () => transport.pending,
         heapUsed: () => getHeapStatistics().used_heap_size,
+        startingUp: catalog.startingUp,
       })
       yield* Effect.sync(collectWhenIdle).pipe(
         Effect.repeat(Schedule.spaced(Duration.millis(IDLE_CHECK_MS))),
