@@ -449,8 +449,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     let discoveredAt = 0
     /** The sweep that follows the watches' set-up, while it runs. */
     let catchingUp: Deferred.Deferred<void> | undefined
-    /** Whether the check that follows the watches' set-up runs. */
-    let checkingAfterWatches = false
+    /** Checks that follow the watches' set-up running now (a set-up may follow a lost one). */
+    let checksAfterWatches = 0
     const scope = yield* Effect.scope
 
     // ---- search: the index, built once in slices, then kept in step with every snapshot ----
@@ -458,6 +458,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     let searchVersion = -1
     const searchReady = yield* Deferred.make<SearchIndex<Skill>>()
     let searchStarted = false
+    /** Whether the search index's build has ended (built, or failed). */
+    let searchBuilt = false
     /** Queries waiting for the index: it is then built in long slices (see `sliced`). */
     let searchWaiters = 0
     const awaitSearch = Effect.suspend(() =>
@@ -498,7 +500,15 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       searchIndex = index
       syncSearch(yield* Ref.get(state))
       yield* Deferred.succeed(searchReady, index)
-    }).pipe(Effect.withSpan("Catalog.buildSearch"))
+    }).pipe(
+      Effect.withSpan("Catalog.buildSearch"),
+      // Built or not, start-up is over for it (a failed build would otherwise keep it "starting").
+      Effect.ensuring(
+        Effect.sync(() => {
+          searchBuilt = true
+        }),
+      ),
+    )
 
     /** Starts building the search index in the background, unless it is built or being built. */
     const warmSearch = Effect.suspend(() => {
@@ -1033,7 +1043,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
        * Whether start-up work is still to come or runs in the background: the search index is
        * not built yet, or the watches are being set up, or the check after them runs.
        */
-      startingUp: (): boolean => searchIndex === undefined || watchesComing || checkingAfterWatches,
+      startingUp: (): boolean => !searchBuilt || watchesComing || checksAfterWatches > 0,
       /**
        * Runs the watches' first set-up. Meanwhile requests do not sweep the disk: the check that
        * follows a complete set-up finds any change made before it (setWatched).
@@ -1062,7 +1072,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           // each SKILL.md and collection folder, nothing read) finds it, and only then sweeps.
           const done = yield* Deferred.make<void>()
           catchingUp = done
-          checkingAfterWatches = true
+          checksAfterWatches++
           const catchUp = lock.withPermits(1)(
             Effect.flatMap(diskUnchanged, (unchanged) =>
               unchanged ? Effect.void : Effect.asVoid(rescan(asyncFs)),
@@ -1070,7 +1080,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           )
           const finish = Effect.zipRight(
             Effect.sync(() => {
-              checkingAfterWatches = false
+              checksAfterWatches--
             }),
             Deferred.succeed(done, undefined),
           )

@@ -15,9 +15,10 @@
  * waited for by name, not only by the heap's growth: at 10,000 skills the collection had
  * come in a lull of it (the check after the watches, which allocates slowly), about 1.4 s
  * after start, and what the rest of it left made V8 collect again (2.5 to 8.2 ms) during the
- * 400 requests that followed in each of four runs; waiting for it by name, in two of six. It never runs while requests are
- * in flight, but one that arrives during it waits: a collection took 25 to 32 ms at 10,000
- * skills (11 ms at 10). Looking costs a read of the heap's size every CHECK_MS, idle or not.
+ * 400 requests that followed in each of four runs; waiting for it by name, in two of six.
+ * It never runs while requests are in flight, but one that arrives during it waits: a
+ * collection took 25 to 32 ms at 10,000 skills (11 ms at 10). Looking costs a read of the
+ * heap's size every CHECK_MS, idle or not.
  * Only the executable runs this (`serve({ idleGc: true })`): it acts on the whole process.
  */
 import { setFlagsFromString } from "node:v8"
@@ -60,7 +61,10 @@ export interface IdleGcState {
   readonly pending: () => number
   /** Bytes in use on the JavaScript heap now. */
   readonly heapUsed: () => number
-  /** Whether the start-up work in the background (search index, watches, their check) runs. */
+  /**
+   * Whether start-up work in the background (search index, watches, their check) is still to
+   * come or runs; the server starts it all once the handshake is done.
+   */
   readonly startingUp: () => boolean
 }
 

@@ -441,8 +441,8 @@ class SkillIndex<S extends Searchable> {
       const touched: Array<number> = []
       const expansions = this.expansions(word)
       for (let at = 0; at < expansions.length; at++) {
-        const [number, weight] = expansions[at] ?? [0, 0]
-        this.score(number, weight, touched)
+        const expansion = expansions[at]
+        if (expansion !== undefined) this.score(expansion[0], expansion[1], touched)
       }
       for (let at = 0; at < touched.length; at++) {
         const document = touched[at] ?? 0

@@ -200,15 +200,20 @@ describe("incremental refresh", () => {
           yield* catalog.list({ query: "alpha" }) // builds the search index
           expect(catalog.startingUp()).toBe(false)
           const seen: Array<boolean> = []
-          yield* catalog.whileWatchesStart(
-            Effect.gen(function* () {
-              seen.push(catalog.startingUp())
-              yield* watcher.sync(foldersToWatch(yield* catalog.peek))
-              yield* catalog.setWatched(watcher.takePending)
-            }),
-          )
-          // The check after the watches runs in the background (it stats files: not done yet).
-          seen.push(catalog.startingUp())
+          // The check after the watches is forked: it runs once this fiber yields, and with no
+          // yield before the look below (no op budget), it has not run yet.
+          yield* catalog
+            .whileWatchesStart(
+              Effect.gen(function* () {
+                seen.push(catalog.startingUp())
+                yield* watcher.sync(foldersToWatch(yield* catalog.peek))
+                yield* catalog.setWatched(watcher.takePending)
+              }),
+            )
+            .pipe(
+              Effect.zipRight(Effect.sync(() => seen.push(catalog.startingUp()))),
+              Effect.withMaxOpsBeforeYield(Number.MAX_SAFE_INTEGER),
+            )
           yield* catalog.settled
           expect(seen).toEqual([true, true])
           expect(catalog.startingUp()).toBe(false)
