@@ -26,9 +26,10 @@
  * - Postings are one typed array per term, an entry per occurrence (`document * 2 + field`).
  *   MiniSearch keeps a Map per term and field with an entry per document: at 10,000 skills
  *   (4,457 terms, 337,555 postings) its index held 16.5 MB of heap, and building it took 34 MB
- *   more (garbage) and raised the process's RSS by 40 MB; this one holds 2.0 MB and raised the
- *   RSS by 23 MB, built in 200 to 300 ms against 275 to 400 (in process, over mcpbench's
- *   corpus of 10,000 skills).
+ *   more (garbage) and raised the process's RSS by 40 MB; this one holds 2.3 MB (with a Map
+ *   of the terms for exact lookups) and raised the RSS by 23 MB, built in 140 to 210 ms
+ *   against 190 to 320 without that Map and 275 to 400 for MiniSearch's (in process, over
+ *   mcpbench's corpus of 10,000 skills).
  * - MiniSearch's `search` builds a result object with match details for every matching skill
  *   and then intersects them: at 10,000 skills, a query whose words thousands of skills hold
  *   took 4 to 15 ms (in-process, warm). Here scores add up in reused typed arrays indexed by
@@ -142,8 +143,13 @@ const fieldText = (skill: Searchable, field: number) =>
  * to a number; the postings are typed arrays of our own (see the top of this file).
  */
 class SkillIndex<S extends Searchable> {
-  /** Each term, to its term number. */
+  /** Each term, to its term number: the tree for prefix and typo lookups... */
   private readonly terms = new SearchableMap<number>()
+  /**
+   * ...and a Map for exact ones: the tree's lookup walks each node's children in turn, and was
+   * a fifth of the index's build at 10,000 skills.
+   */
+  private readonly numbers = new Map<string, number>()
   /** Per term number: its text (to drop it from `terms` when no document holds it any more). */
   private termText: Array<string> = []
   /**
@@ -197,10 +203,11 @@ class SkillIndex<S extends Searchable> {
   }
 
   private termNumber(term: string): number {
-    const known = this.terms.get(term)
+    const known = this.numbers.get(term)
     if (known !== undefined) return known
     const number = this.freeTerms.pop() ?? this.nextTerm++
     this.terms.set(term, number)
+    this.numbers.set(term, number)
     this.termText[number] = term
     this.postings[number] = new Uint32Array(2)
     this.used = withRoom(this.used, number + 1)
@@ -265,7 +272,7 @@ class SkillIndex<S extends Searchable> {
       this.averages[field] = count === 1 ? 0 : (average * count - length) / (count - 1)
       lengths[document] = 0
       for (const term of counts.keys()) {
-        const number = this.terms.get(term)
+        const number = this.numbers.get(term)
         if (number !== undefined)
           this.holding[number * 2 + field] = (this.holding[number * 2 + field] ?? 1) - 1
       }
@@ -315,6 +322,7 @@ class SkillIndex<S extends Searchable> {
         this.used[number] = length
       } else {
         this.terms.delete(this.termText[number] ?? "")
+        this.numbers.delete(this.termText[number] ?? "")
         this.postings[number] = new Uint32Array(0)
         this.used[number] = 0
         this.freeTerms.push(number)
@@ -342,7 +350,7 @@ class SkillIndex<S extends Searchable> {
 
   /** How many skills hold `word` in one field or more. */
   holders(word: string): number {
-    const number = this.terms.get(word)
+    const number = this.numbers.get(word)
     if (number === undefined) return 0
     return Math.max(this.holding[number * 2] ?? 0, this.holding[number * 2 + 1] ?? 0)
   }
@@ -350,7 +358,7 @@ class SkillIndex<S extends Searchable> {
   /** The term numbers a query word stands for, with their weights (MiniSearch's rules). */
   private expansions(word: string): Array<readonly [number, number]> {
     const found: Array<readonly [number, number]> = []
-    const exact = this.terms.get(word)
+    const exact = this.numbers.get(word)
     if (exact !== undefined) found.push([exact, 1])
     const prefixed = new Set<string>()
     for (const [term, number] of this.terms.atPrefix(word)) {

@@ -229,6 +229,8 @@ describe("search ranking", () => {
     syncTo(kept) // 100 removed, more than 64 and a quarter of 100: purged, their words freed
     syncTo([...kept, skill("fresh", "fresh")])
     expect(rank("fresh").ids).toEqual(["fresh"])
+    // A word that left is no longer found, not even through the number it had.
+    for (let at = 1; at < 200; at += 2) expect(rank(`odd${at}`).ids).toEqual([])
   })
 
   it("counts every occurrence a description within the limits can hold", () => {
