@@ -139,8 +139,8 @@ const fieldText = (skill: Searchable, field: number) =>
   INDEX_OPTIONS.extractField(skill, FIELDS[field] ?? "description")
 
 /**
- * The index: MiniSearch's radix tree of terms (for its prefix and typo lookups) maps each term
- * to a number; the postings are typed arrays of our own (see the top of this file).
+ * The index: each term has a number (MiniSearch's radix tree finds them by prefix or typo, a
+ * Map exactly); the postings are typed arrays of our own (see the top of this file).
  */
 class SkillIndex<S extends Searchable> {
   /** Each term, to its term number: the tree for prefix and typo lookups... */
@@ -314,8 +314,8 @@ class SkillIndex<S extends Searchable> {
       let length = 0
       for (let at = 0; at < used; at++) {
         const entry = postings[at] ?? 0
-        const document = renumbered[Math.floor(entry / 2)] ?? -1
-        if (document >= 0) kept[length++] = document * 2 + (entry % 2)
+        const document = renumbered[entry >>> 1] ?? -1
+        if (document >= 0) kept[length++] = document * 2 + (entry & 1)
       }
       if (length > 0) {
         this.postings[number] = kept.slice(0, length)
@@ -323,6 +323,7 @@ class SkillIndex<S extends Searchable> {
       } else {
         this.terms.delete(this.termText[number] ?? "")
         this.numbers.delete(this.termText[number] ?? "")
+        this.termText[number] = ""
         this.postings[number] = new Uint32Array(0)
         this.used[number] = 0
         this.freeTerms.push(number)
