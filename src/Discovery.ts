@@ -233,7 +233,11 @@ export const discoverAll = async (
  * a link is kept at its direct path.
  */
 const onePathPerFolder = (found: ReadonlyArray<Found>): Array<Candidate> => {
-  const sorted = [...found].sort((a, b) => compareSegments(a.candidate.segments, b.candidate.segments))
+  // Each key made once (a comparison joining both sides made two strings per comparison).
+  const sorted = found
+    .map((entry) => ({ entry, key: segmentsKey(entry.candidate.segments) }))
+    .sort((a, b) => compareKeys(a.key, b.key))
+    .map(({ entry }) => entry)
   const chosen = new Map<string, (typeof sorted)[number]>()
   for (const entry of sorted) {
     const current = chosen.get(entry.real)
@@ -266,12 +270,13 @@ export const plainSkillFolder = async (
   return { root, rootIndex, dir, file, id, segments: [id], fingerprint: fingerprintOf(info) }
 }
 
+const segmentsKey = (segments: ReadonlyArray<string>) => segments.join("/")
+
+const compareKeys = (left: string, right: string) => (left < right ? -1 : left > right ? 1 : 0)
+
 /** Discovery's order within a root: by the folder path below its collection. */
-export const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => {
-  const left = a.join("/")
-  const right = b.join("/")
-  return left < right ? -1 : left > right ? 1 : 0
-}
+export const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
+  compareKeys(segmentsKey(a), segmentsKey(b))
 
 export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery", {
   effect: Effect.gen(function* () {
