@@ -137,6 +137,47 @@ describe("Catalog", () => {
     }),
   )
 
+  it.scoped(
+    "carries its lookups over an edit that replaces skills in place, the first skill still winning",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({
+          "a-one/SKILL.md": skillMd("Shared", "First."),
+          "b-two/SKILL.md": skillMd("shared", "Second."),
+        })
+        const edit = (id: string, description: string) =>
+          Effect.promise(() =>
+            fs.writeFile(
+              `${root}/${id}/SKILL.md`,
+              skillMd(id === "a-one" ? "Shared" : "shared", description),
+            ),
+          )
+        yield* withCatalog([root], (catalog) =>
+          Effect.gen(function* () {
+            expect((yield* catalog.peek).byNameLower.get("shared")?.id).toBe("a-one") // made whole
+
+            yield* edit("b-two", "Second, edited.")
+            yield* catalog.refreshPaths([`${root}/b-two/SKILL.md`])
+            const once = yield* catalog.peek
+            expect(once.prepareLookups()).toBe(false) // carried over, complete
+            expect(once.byName.get("shared")).toBe(once.byId.get("b-two"))
+            expect(once.byName.get("shared")?.description).toBe("Second, edited.")
+            expect(once.byNameLower.get("shared")?.id).toBe("a-one")
+
+            yield* edit("a-one", "First, edited.")
+            yield* catalog.refreshPaths([`${root}/a-one/SKILL.md`])
+            const twice = yield* catalog.peek
+            expect(twice.prepareLookups()).toBe(false)
+            expect(twice.byNameLower.get("shared")).toBe(twice.byId.get("a-one"))
+            expect(twice.byNameLower.get("shared")?.description).toBe("First, edited.")
+            expect(twice.byIdLower.get("a-one")).toBe(twice.byId.get("a-one"))
+            expect(twice.byName.get("Shared")).toBe(twice.byId.get("a-one"))
+            expect(twice.byName.get("shared")).toBe(once.byId.get("b-two"))
+          }),
+        )
+      }),
+  )
+
   // The first query after start found them unmade and V8's ranking code uncompiled: at 10,000
   // skills it took 30 to 34 ms, 22 of them the lookups.
   it.scopedLive("makes the lookups of its first snapshot in the background, with the search index", () =>
