@@ -173,21 +173,37 @@ const publish = (skills: ReadonlyArray<Skill>) => {
   return { published, unpublished, bySkillPath }
 }
 
-/** A snapshot's lookups by id, by name and ignoring case; the last three made skill by skill. */
-interface Lookups {
-  readonly byId: Map<string, Skill>
+/** Lookups by name and ignoring case (`findSkill`'s): the first skill in catalog order wins a key. */
+interface NameMaps {
   readonly byName: Map<string, Skill>
   readonly byIdLower: Map<string, Skill>
   readonly byNameLower: Map<string, Skill>
-  /** How many skills the last three hold so far (in catalog order: the first one wins). */
-  made: number
 }
 
-const lookupsOf = new WeakMap<Snapshot, Lookups>()
+const nameMaps = (): NameMaps => ({ byName: new Map(), byIdLower: new Map(), byNameLower: new Map() })
+
+/**
+ * A snapshot's lookups by name and case: maps made skill by skill, and the keys that edits since
+ * they were made gave to other objects (`over`, looked at first). After an edit that replaces
+ * skills in place, the next snapshot shares the complete maps of the one before (neither
+ * changes them again) and only copies `over`: at 10,000 skills the first query after such an
+ * edit made them again, which took 19 to 25 ms of it (lower-casing every id and name).
+ */
+interface NameLookups {
+  readonly maps: NameMaps
+  /** Skills the maps hold so far, in catalog order. */
+  made: number
+  readonly over: NameMaps
+}
+
+const nameLookupsOf = new WeakMap<Snapshot, NameLookups>()
+
+/** Keys given to other objects, past which a snapshot makes its own maps again. */
+const MAX_OVER = 256
 
 /**
  * A snapshot's skills with some replaced in place by edits that kept their id, name and file
- * (`Catalog.replaceEdited`): the lookups stay the same but for those objects.
+ * (`Catalog.replaceEdited`): the lookups are the same but for those objects.
  */
 export interface Replacing {
   readonly before: Snapshot
@@ -195,35 +211,37 @@ export interface Replacing {
   readonly replaced: ReadonlyMap<Skill, Skill>
 }
 
-/**
- * The lookups of `replacing.before` with the replaced skills swapped in, so that the first query
- * after an edit finds them made: at 10,000 skills it took 5.7 to 7.5 ms, against 19 to 25 when
- * it made them (lower-casing every id and name). The edit's own work grows by about as much
- * as copying four maps costs: copying a map of 10,000 entries costs about what making it does.
- * Those by name and case are copied only when complete (else made anew, on first use).
- */
-const replacedLookups = ({ before, replaced }: Replacing): Lookups | undefined => {
-  const earlier = lookupsOf.get(before)
-  if (earlier === undefined) return undefined
-  const complete = earlier.made === before.skills.length
-  const copy = (map: Map<string, Skill>) => (complete ? new Map(map) : new Map<string, Skill>())
-  const lookups: Lookups = {
-    byId: new Map(earlier.byId),
-    byName: copy(earlier.byName),
-    byIdLower: copy(earlier.byIdLower),
-    byNameLower: copy(earlier.byNameLower),
-    made: complete ? earlier.made : 0,
+/** The lookup of `key` in a snapshot's map `kind`. */
+const lookUp = (names: NameLookups, kind: keyof NameMaps, key: string): Skill | undefined =>
+  names.over[kind].get(key) ?? names.maps[kind].get(key)
+
+/** The lookups by name and case after `replacing`: the earlier maps with the objects swapped. */
+const replacedNames = ({ before, replaced }: Replacing): NameLookups | undefined => {
+  const earlier = nameLookupsOf.get(before)
+  if (earlier === undefined || earlier.made !== before.skills.length) return undefined
+  const over: NameMaps = {
+    byName: new Map(earlier.over.byName),
+    byIdLower: new Map(earlier.over.byIdLower),
+    byNameLower: new Map(earlier.over.byNameLower),
   }
-  const swap = (map: Map<string, Skill>, key: string, old: Skill, next: Skill) => {
-    if (map.get(key) === old) map.set(key, next)
+  const swap = (kind: keyof NameMaps, key: string, old: Skill, next: Skill) => {
+    if (lookUp(earlier, kind, key) === old) over[kind].set(key, next)
   }
   for (const [old, next] of replaced) {
-    swap(lookups.byId, old.id, old, next)
-    swap(lookups.byName, old.name, old, next)
-    swap(lookups.byIdLower, old.id.toLowerCase(), old, next)
-    swap(lookups.byNameLower, old.name.toLowerCase(), old, next)
+    swap("byName", old.name, old, next)
+    swap("byIdLower", old.id.toLowerCase(), old, next)
+    swap("byNameLower", old.name.toLowerCase(), old, next)
   }
-  return lookups
+  const size = over.byName.size + over.byIdLower.size + over.byNameLower.size
+  return size > MAX_OVER ? undefined : { maps: earlier.maps, made: earlier.made, over }
+}
+
+/** The lookup of `key` by name or ignoring case in a snapshot (made whole first if need be). */
+const findByName = (snapshot: Snapshot, kind: keyof NameMaps, key: string): Skill | undefined => {
+  const names = nameLookupsOf.get(snapshot)
+  if (names === undefined) return snapshot[kind].get(key)
+  while (snapshot.prepareLookups()) {}
+  return lookUp(names, kind, key)
 }
 
 export const makeSnapshot = (input: {
@@ -241,18 +259,16 @@ export const makeSnapshot = (input: {
   // are not needed for every one (lookups by id come first; the extension's listing may never
   // be asked for).
   let published: ReturnType<typeof publish> | undefined
-  const lookups: Lookups = (input.replacing && replacedLookups(input.replacing)) ?? {
-    byId: firstBy(skills, (skill) => skill.id),
-    byName: new Map(),
-    byIdLower: new Map(),
-    byNameLower: new Map(),
+  const names: NameLookups = (input.replacing && replacedNames(input.replacing)) ?? {
+    maps: nameMaps(),
     made: 0,
+    over: nameMaps(),
   }
-  const { byName, byIdLower, byNameLower } = lookups
   const prepareLookups = () => {
-    const skill = skills[lookups.made]
+    const skill = skills[names.made]
     if (skill === undefined) return false
-    lookups.made++
+    names.made++
+    const { byName, byIdLower, byNameLower } = names.maps
     const idLower = skill.id.toLowerCase()
     const nameLower = skill.name.toLowerCase()
     if (!byName.has(skill.name)) byName.set(skill.name, skill)
@@ -260,8 +276,14 @@ export const makeSnapshot = (input: {
     if (!byNameLower.has(nameLower)) byNameLower.set(nameLower, skill)
     return true
   }
-  const completeLookups = () => {
+  /** A whole map of the snapshot, with the keys edits changed (made once, for callers of the getter). */
+  const whole: Partial<Record<keyof NameMaps, Map<string, Skill>>> = {}
+  const wholeMap = (kind: keyof NameMaps) => {
     while (prepareLookups()) {}
+    const over = names.over[kind]
+    if (over.size === 0) return names.maps[kind]
+    whole[kind] ??= new Map([...names.maps[kind], ...over])
+    return whole[kind]
   }
   const publication = () => {
     published ??= publish(skills)
@@ -274,7 +296,7 @@ export const makeSnapshot = (input: {
     notices: input.notices ?? [],
     folders: input.folders ?? [],
     version: input.version ?? 0,
-    byId: lookups.byId,
+    byId: firstBy(skills, (skill) => skill.id),
     get published() {
       return publication().published
     },
@@ -285,20 +307,17 @@ export const makeSnapshot = (input: {
       return publication().bySkillPath
     },
     get byName() {
-      completeLookups()
-      return byName
+      return wholeMap("byName")
     },
     get byIdLower() {
-      completeLookups()
-      return byIdLower
+      return wholeMap("byIdLower")
     },
     get byNameLower() {
-      completeLookups()
-      return byNameLower
+      return wholeMap("byNameLower")
     },
     prepareLookups,
   }
-  lookupsOf.set(snapshot, lookups)
+  nameLookupsOf.set(snapshot, names)
   return snapshot
 }
 
@@ -358,9 +377,9 @@ export const findSkill = (snapshot: Snapshot, query: string): Skill | undefined 
   const lower = query.toLowerCase()
   return (
     snapshot.byId.get(query) ??
-    snapshot.byName.get(query) ??
-    snapshot.byIdLower.get(lower) ??
-    snapshot.byNameLower.get(lower)
+    findByName(snapshot, "byName", query) ??
+    findByName(snapshot, "byIdLower", lower) ??
+    findByName(snapshot, "byNameLower", lower)
   )
 }
 
