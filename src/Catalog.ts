@@ -92,12 +92,6 @@ export interface Snapshot {
   readonly byName: ReadonlyMap<string, Skill>
   readonly byIdLower: ReadonlyMap<string, Skill>
   readonly byNameLower: ReadonlyMap<string, Skill>
-  /**
-   * Adds the next skill to `byName`, `byIdLower` and `byNameLower`, which are otherwise made
-   * whole on first use; false once they are complete. The background makes them this way, in
-   * slices, before a query needs them (`findSkill`).
-   */
-  readonly prepareLookups: () => boolean
 }
 
 export interface CatalogChange {
@@ -190,6 +184,8 @@ const nameMaps = (): NameMaps => ({ byName: new Map(), byIdLower: new Map(), byN
  * edit made them again, which took 19 to 25 ms of it (lower-casing every id and name).
  */
 interface NameLookups {
+  /** The snapshot's skills. */
+  readonly skills: ReadonlyArray<Skill>
   readonly maps: NameMaps
   /** Skills the maps hold so far, in catalog order. */
   made: number
@@ -198,8 +194,35 @@ interface NameLookups {
 
 const nameLookupsOf = new WeakMap<Snapshot, NameLookups>()
 
-/** Keys given to other objects, past which a snapshot makes its own maps again. */
+/**
+ * Keys given to other objects, past which a snapshot makes its own maps again (the shared maps
+ * keep the objects edits replaced alive until then).
+ */
 const MAX_OVER = 256
+
+/** Adds the next skill to the maps; false once they hold every skill. */
+const addNextName = (names: NameLookups): boolean => {
+  const skill = names.skills[names.made]
+  if (skill === undefined) return false
+  names.made++
+  const { byName, byIdLower, byNameLower } = names.maps
+  const idLower = skill.id.toLowerCase()
+  const nameLower = skill.name.toLowerCase()
+  if (!byName.has(skill.name)) byName.set(skill.name, skill)
+  if (!byIdLower.has(idLower)) byIdLower.set(idLower, skill)
+  if (!byNameLower.has(nameLower)) byNameLower.set(nameLower, skill)
+  return true
+}
+
+/**
+ * Adds the next skill of a snapshot to its lookups by name and case, which are otherwise made
+ * whole on first use; false once they are complete. The background makes them this way, in
+ * slices, before a query needs them (`findSkill`).
+ */
+export const prepareLookups = (snapshot: Snapshot): boolean => {
+  const names = nameLookupsOf.get(snapshot)
+  return names !== undefined && addNextName(names)
+}
 
 /**
  * A snapshot's skills with some replaced in place by edits that kept their id, name and file
@@ -215,10 +238,23 @@ export interface Replacing {
 const lookUp = (names: NameLookups, kind: keyof NameMaps, key: string): Skill | undefined =>
   names.over[kind].get(key) ?? names.maps[kind].get(key)
 
-/** The lookups by name and case after `replacing`: the earlier maps with the objects swapped. */
-const replacedNames = ({ before, replaced }: Replacing): NameLookups | undefined => {
+/**
+ * The lookups by name and case of `skills` after `replacing`: the earlier maps with the objects
+ * swapped. `skills` must be the earlier ones with the replaced ones in place (`replaceEdited`
+ * makes them so); the maps are shared only when complete and `skills` as many, so neither
+ * snapshot adds to them again.
+ */
+const replacedNames = (
+  skills: ReadonlyArray<Skill>,
+  { before, replaced }: Replacing,
+): NameLookups | undefined => {
   const earlier = nameLookupsOf.get(before)
-  if (earlier === undefined || earlier.made !== before.skills.length) return undefined
+  if (
+    earlier === undefined ||
+    earlier.made !== before.skills.length ||
+    skills.length !== before.skills.length
+  )
+    return undefined
   const over: NameMaps = {
     byName: new Map(earlier.over.byName),
     byIdLower: new Map(earlier.over.byIdLower),
@@ -233,14 +269,14 @@ const replacedNames = ({ before, replaced }: Replacing): NameLookups | undefined
     swap("byNameLower", old.name.toLowerCase(), old, next)
   }
   const size = over.byName.size + over.byIdLower.size + over.byNameLower.size
-  return size > MAX_OVER ? undefined : { maps: earlier.maps, made: earlier.made, over }
+  return size > MAX_OVER ? undefined : { skills, maps: earlier.maps, made: earlier.made, over }
 }
 
 /** The lookup of `key` by name or ignoring case in a snapshot (made whole first if need be). */
 const findByName = (snapshot: Snapshot, kind: keyof NameMaps, key: string): Skill | undefined => {
   const names = nameLookupsOf.get(snapshot)
   if (names === undefined) return snapshot[kind].get(key)
-  while (snapshot.prepareLookups()) {}
+  while (addNextName(names)) {}
   return lookUp(names, kind, key)
 }
 
@@ -259,27 +295,16 @@ export const makeSnapshot = (input: {
   // are not needed for every one (lookups by id come first; the extension's listing may never
   // be asked for).
   let published: ReturnType<typeof publish> | undefined
-  const names: NameLookups = (input.replacing && replacedNames(input.replacing)) ?? {
+  const names: NameLookups = (input.replacing && replacedNames(skills, input.replacing)) ?? {
+    skills,
     maps: nameMaps(),
     made: 0,
     over: nameMaps(),
   }
-  const prepareLookups = () => {
-    const skill = skills[names.made]
-    if (skill === undefined) return false
-    names.made++
-    const { byName, byIdLower, byNameLower } = names.maps
-    const idLower = skill.id.toLowerCase()
-    const nameLower = skill.name.toLowerCase()
-    if (!byName.has(skill.name)) byName.set(skill.name, skill)
-    if (!byIdLower.has(idLower)) byIdLower.set(idLower, skill)
-    if (!byNameLower.has(nameLower)) byNameLower.set(nameLower, skill)
-    return true
-  }
   /** A whole map of the snapshot, with the keys edits changed (made once, for callers of the getter). */
   const whole: Partial<Record<keyof NameMaps, Map<string, Skill>>> = {}
   const wholeMap = (kind: keyof NameMaps) => {
-    while (prepareLookups()) {}
+    while (addNextName(names)) {}
     const over = names.over[kind]
     if (over.size === 0) return names.maps[kind]
     whole[kind] ??= new Map([...names.maps[kind], ...over])
@@ -315,7 +340,6 @@ export const makeSnapshot = (input: {
     get byNameLower() {
       return wholeMap("byNameLower")
     },
-    prepareLookups,
   }
   nameLookupsOf.set(snapshot, names)
   return snapshot
@@ -604,11 +628,12 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       yield* Deferred.succeed(searchReady, index)
       // What the first query would otherwise pay for: findSkill's lookups (made in slices
       // here), and a first ranking, which computes BM25's length normalisation and runs the
-      // ranking code once. At 10,000 skills the first query after start took 25 to 30 ms
-      // without this (22 of them the lookups), and 6 to 7 with it. The ranking is of a name
-      // (about 5 ms there): a whole description of 12 words took 40 ms, in one piece.
+      // ranking code once. At 10,000 skills the first query after start took 25 to 40 ms
+      // without this (about 22 of them the lookups), and 6 to 8 with it. The ranking is of a
+      // name (about 5 ms there): a whole description of 12 words took 40 ms, in one piece.
+      // Start-up lasts until this is done (`startingUp`: the idle collection waits for it).
       const current = yield* Ref.get(state)
-      yield* sliced(current.skills, current.prepareLookups)
+      yield* sliced(current.skills, () => prepareLookups(current))
       const sample = current.skills[0]
       if (sample !== undefined) index.rank(sample.name)
     }).pipe(
