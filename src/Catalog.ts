@@ -181,7 +181,8 @@ const nameMaps = (): NameMaps => ({ byName: new Map(), byIdLower: new Map(), byN
  * they were made gave to other objects (`over`, looked at first). After an edit that replaces
  * skills in place, the next snapshot shares the complete maps of the one before (neither
  * changes them again) and only copies `over`: at 10,000 skills the first query after such an
- * edit made them again, which took 19 to 25 ms of it (lower-casing every id and name).
+ * edit took 13 to 28 ms when it made them again (lower-casing every id and name), and 4.3 to
+ * 8.5 ms with them carried over.
  */
 interface NameLookups {
   /** The snapshot's skills. */
