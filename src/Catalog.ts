@@ -647,6 +647,22 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       ),
     )
 
+    /** The snapshot whose lookups the background is making (see `prepareInBackground`). */
+    let preparing: Snapshot | undefined
+    /**
+     * After a change, once queries are being made (the search index exists): the new snapshot's
+     * lookups by name and case are made in the background, in slices, before the next query
+     * needs them, until a newer snapshot comes (an edit in place carries them over: nothing to
+     * do then). At 10,000 skills the first query after an addition made them itself.
+     */
+    const prepareInBackground = (snapshot: Snapshot) =>
+      Effect.suspend(() => {
+        if (searchIndex === undefined) return Effect.void
+        preparing = snapshot
+        const step = () => preparing === snapshot && prepareLookups(snapshot)
+        return Effect.asVoid(Effect.forkIn(sliced(snapshot.skills, step), scope))
+      })
+
     /** Starts building the search index in the background, unless it is built or being built. */
     const warmSearch = Effect.suspend(() => {
       if (searchStarted) return Effect.void
@@ -843,6 +859,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         })
         yield* Ref.set(state, after)
         syncSearch(after)
+        yield* prepareInBackground(after)
         yield* logNews(before, after, overLimit)
         if (changedAny && published) yield* PubSub.publish(changes, { version, ...change })
         published = true
@@ -996,6 +1013,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         })
         yield* Ref.set(state, after)
         syncSearch(after)
+        yield* prepareInBackground(after)
         yield* PubSub.publish(changes, {
           version,
           added: change.added ?? [],

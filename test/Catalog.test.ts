@@ -237,6 +237,28 @@ describe("Catalog", () => {
     }),
   )
 
+  it.scopedLive("once queries are made, makes a changed catalog's lookups in the background", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
+      yield* withCatalog([root], (catalog) =>
+        Effect.gen(function* () {
+          yield* catalog.warmSearch
+          for (let waited = 0; waited < 5_000 && catalog.startingUp(); waited++)
+            yield* Effect.sleep("1 millis")
+          yield* Effect.promise(async () => {
+            await fs.mkdir(`${root}/beta`)
+            await fs.writeFile(`${root}/beta/SKILL.md`, skillMd("beta", "Beta."))
+          })
+          yield* catalog.refreshPaths([`${root}/beta`]) // the root's event: the skill is added
+          const added = yield* catalog.peek
+          expect(added.byId.get("beta")?.id).toBe("beta")
+          yield* Effect.sleep("50 millis") // the background's slices (no query meanwhile)
+          expect(prepareLookups(added)).toBe(false)
+        }),
+      )
+    }),
+  )
+
   it.scoped("filters by every word of a query and pages with cursors", () =>
     Effect.gen(function* () {
       const tree: Record<string, string> = {}
