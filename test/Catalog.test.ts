@@ -377,6 +377,37 @@ describe("Catalog helpers", () => {
   it("computes edit distances", () => {
     expect(editDistance("kitten", "sitting")).toBe(3)
     expect(editDistance("", "abc")).toBe(3)
+    expect(editDistance("abc", "")).toBe(3)
+    // With a limit: the distance when within it, limit + 1 when over it, on random pairs
+    // against the full matrix.
+    const full = (x: string, y: string) => {
+      const rows = Array.from({ length: x.length + 1 }, (_, i) =>
+        Array.from({ length: y.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+      )
+      for (let i = 1; i <= x.length; i++)
+        for (let j = 1; j <= y.length; j++) {
+          const row = rows[i] ?? []
+          const above = rows[i - 1] ?? []
+          row[j] = Math.min(
+            (above[j] ?? 0) + 1,
+            (row[j - 1] ?? 0) + 1,
+            (above[j - 1] ?? 0) + (x[i - 1] === y[j - 1] ? 0 : 1),
+          )
+        }
+      return rows[x.length]?.[y.length] ?? 0
+    }
+    let seed = 7
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return seed % n
+    }
+    const word = () => Array.from({ length: random(12) }, () => "abcd-"[random(5)]).join("")
+    for (let round = 0; round < 2_000; round++) {
+      const [x, y, limit] = [word(), word(), random(6)]
+      const distance = full(x, y)
+      expect(editDistance(x, y)).toBe(distance)
+      expect(editDistance(x, y, limit)).toBe(distance <= limit ? distance : limit + 1)
+    }
   })
 
   it("round-trips cursors and refuses foreign ones", () => {
@@ -389,6 +420,39 @@ describe("Catalog helpers", () => {
     expect(closestIds(skills, "pdf-procesing")).toEqual(["pdf-processing"])
     expect(closestIds(skills, "DOCS")).toEqual(["docx"])
     expect(closestIds(skills, "testing")).toEqual(["webapp-testing"])
+  })
+
+  it("suggests what comparing every id in full would, with its shortcuts", () => {
+    let seed = 11
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+      return seed % n
+    }
+    const word = () => Array.from({ length: 1 + random(14) }, () => "abcdeABé-"[random(9)]).join("")
+    const reference = (ids: ReadonlyArray<string>, query: string) => {
+      const needle = query.toLowerCase()
+      return ids
+        .flatMap((raw) => {
+          const id = raw.toLowerCase()
+          const limit = Math.max(2, Math.max(needle.length, id.length) / 3)
+          if (id.includes(needle) || needle.includes(id)) return [{ id: raw, distance: 0.5 }]
+          const distance = editDistance(needle, id)
+          return distance <= limit ? [{ id: raw, distance }] : []
+        })
+        .sort((x, y) => x.distance - y.distance || (x.id < y.id ? -1 : 1))
+        .slice(0, 3)
+        .map((entry) => entry.id)
+    }
+    for (let round = 0; round < 300; round++) {
+      const ids = [...new Set(Array.from({ length: 40 }, word))]
+      const query = word()
+      expect(
+        closestIds(
+          ids.map((id) => ({ id }) as never),
+          query,
+        ),
+      ).toEqual(reference(ids, query))
+    }
   })
 
   it("suggests nothing for an unrelated query", () => {
