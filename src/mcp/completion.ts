@@ -4,6 +4,7 @@
  * completes to an empty list, not an error.
  */
 import { Effect, Schema } from "effect"
+import type { Snapshot } from "../Catalog.js"
 import { Catalog, findSkill } from "../Catalog.js"
 import { SkillFiles } from "../SkillFiles.js"
 import { MAX_URI_CHARS, pathKey } from "../Uris.js"
@@ -29,9 +30,46 @@ export const CompleteParams = Schema.Struct({
 /** The MCP limit on values in one completion result. */
 const MAX_VALUES = 100
 
-const completion = (candidates: ReadonlyArray<string>, value: string) => {
+/** Values to complete, each once (first occurrence), with their lower-case forms. */
+interface Candidates {
+  readonly values: ReadonlyArray<string>
+  readonly lower: ReadonlyArray<string>
+}
+
+const candidatesOf = (all: ReadonlyArray<string>): Candidates => {
+  const values = [...new Set(all)]
+  return { values, lower: values.map((value) => value.toLowerCase()) }
+}
+
+/**
+ * A snapshot's candidates of one kind, made once: made for every request, skill names and ids
+ * took 17.5 ms a completion at 10,000 skills and 53 at 50,000.
+ */
+const perSnapshot = (make: (snapshot: Snapshot) => ReadonlyArray<string>) => {
+  const made = new WeakMap<Snapshot, Candidates>()
+  return (snapshot: Snapshot): Candidates => {
+    const known = made.get(snapshot)
+    if (known !== undefined) return known
+    const candidates = candidatesOf(make(snapshot))
+    made.set(snapshot, candidates)
+    return candidates
+  }
+}
+
+/** The `skill` prompt's argument takes a name or an id: both complete (one entry when equal). */
+const namesAndIds = perSnapshot((snapshot) => snapshot.skills.flatMap((skill) => [skill.name, skill.id]))
+
+/** Skill paths, for the skill file template's `skill` argument. */
+const skillPaths = perSnapshot((snapshot) =>
+  snapshot.skills.flatMap((skill) => {
+    const address = addressOf(snapshot, skill)
+    return address === undefined ? [] : [pathKey(address.base)]
+  }),
+)
+
+const completion = ({ values, lower }: Candidates, value: string) => {
   const needle = value.toLowerCase()
-  const matches = [...new Set(candidates)].filter((candidate) => candidate.toLowerCase().startsWith(needle))
+  const matches = values.filter((_, index) => lower[index]?.startsWith(needle) === true)
   return {
     completion: {
       values: matches.slice(0, MAX_VALUES),
@@ -50,22 +88,10 @@ export const complete = (params: typeof CompleteParams.Type) =>
     const { ref, argument } = params
     if (ref.type === "ref/prompt") {
       if (ref.name !== SKILL_PROMPT || argument.name !== "name") return EMPTY
-      // The argument takes a name or an id: both complete (one entry when they are equal).
-      return completion(
-        snapshot.skills.flatMap((skill) => [skill.name, skill.id]),
-        argument.value,
-      )
+      return completion(namesAndIds(snapshot), argument.value)
     }
     if (ref.uri !== SKILL_FILE_TEMPLATE) return EMPTY
-    if (argument.name === "skill") {
-      return completion(
-        snapshot.skills.flatMap((skill) => {
-          const address = addressOf(snapshot, skill)
-          return address === undefined ? [] : [pathKey(address.base)]
-        }),
-        argument.value,
-      )
-    }
+    if (argument.name === "skill") return completion(skillPaths(snapshot), argument.value)
     if (argument.name !== "path") return EMPTY
     const chosen = params.context?.arguments?.skill
     const skill =
@@ -74,8 +100,5 @@ export const complete = (params: typeof CompleteParams.Type) =>
     const files = yield* SkillFiles
     const listing = yield* files.list(skill, "").pipe(Effect.orElseSucceed(() => undefined))
     if (listing === undefined) return EMPTY
-    return completion(
-      listing.entries.map((entry) => entry.path),
-      argument.value,
-    )
+    return completion(candidatesOf(listing.entries.map((entry) => entry.path)), argument.value)
   })

@@ -49,13 +49,22 @@ const builtIns: ReadonlyArray<Prompt> = [
 /** Skills that get a prompt of their own: those whose id does not clash with a built-in prompt. */
 const promptedSkills = (snapshot: Snapshot) => snapshot.skills.filter((skill) => !BUILT_IN.has(skill.id))
 
+/** What `prompts/list` pages through, once per snapshot (made for every page, 10 ms at 50,000 skills). */
+const listedPrompts = new WeakMap<Snapshot, ReadonlyArray<Prompt | Skill>>()
+const promptsOf = (snapshot: Snapshot): ReadonlyArray<Prompt | Skill> => {
+  const known = listedPrompts.get(snapshot)
+  if (known !== undefined) return known
+  const all = [...builtIns, ...promptedSkills(snapshot)]
+  listedPrompts.set(snapshot, all)
+  return all
+}
+
 export const listPrompts = (params: typeof ListPromptsParams.Type) =>
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const { protocolPageSize } = yield* Settings
     const snapshot = yield* catalog.snapshot
-    const all: ReadonlyArray<Prompt | Skill> = [...builtIns, ...promptedSkills(snapshot)]
-    const { page, nextCursor } = yield* paginate(all, protocolPageSize, params.cursor)
+    const { page, nextCursor } = yield* paginate(promptsOf(snapshot), protocolPageSize, params.cursor)
     const prompts = page.map(
       (item): Prompt =>
         "id" in item ? { name: item.id, title: item.name, description: item.description } : item,
