@@ -373,6 +373,15 @@ describe("Catalog", () => {
   )
 })
 
+/** Numbers below n from a fixed seed (a linear congruential generator): the same every run. */
+const seeded = (start: number) => {
+  let seed = start
+  return (n: number) => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+    return seed % n
+  }
+}
+
 describe("Catalog helpers", () => {
   it("computes edit distances", () => {
     expect(editDistance("kitten", "sitting")).toBe(3)
@@ -396,11 +405,7 @@ describe("Catalog helpers", () => {
         }
       return rows[x.length]?.[y.length] ?? 0
     }
-    let seed = 7
-    const random = (n: number) => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
-      return seed % n
-    }
+    const random = seeded(7)
     const word = () => Array.from({ length: random(12) }, () => "abcd-"[random(5)]).join("")
     for (let round = 0; round < 2_000; round++) {
       const [x, y, limit] = [word(), word(), random(6)]
@@ -423,11 +428,7 @@ describe("Catalog helpers", () => {
   })
 
   it("suggests what comparing every id in full would, with its shortcuts", () => {
-    let seed = 11
-    const random = (n: number) => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
-      return seed % n
-    }
+    const random = seeded(11)
     const word = () => Array.from({ length: 1 + random(14) }, () => "abcdeABé-"[random(9)]).join("")
     const reference = (ids: ReadonlyArray<string>, query: string) => {
       const needle = query.toLowerCase()
