@@ -167,6 +167,21 @@ const publish = (skills: ReadonlyArray<Skill>) => {
   return { published, unpublished, bySkillPath }
 }
 
+/**
+ * `make` for a snapshot, made once per snapshot (snapshots never change, a change makes a new
+ * one): for what requests page or filter through, which would otherwise be made for each.
+ */
+export const perSnapshot = <A>(make: (snapshot: Snapshot) => A): ((snapshot: Snapshot) => A) => {
+  const made = new WeakMap<Snapshot, { readonly value: A }>()
+  return (snapshot) => {
+    const known = made.get(snapshot)
+    if (known !== undefined) return known.value
+    const value = make(snapshot)
+    made.set(snapshot, { value })
+    return value
+  }
+}
+
 /** Lookups by name and ignoring case (`findSkill`'s): the first skill in catalog order wins a key. */
 interface NameMaps {
   readonly byName: Map<string, Skill>

@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url"
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
 import type { Skill, Snapshot } from "../Catalog.js"
-import { Catalog, findSkill, paginate } from "../Catalog.js"
+import { Catalog, findSkill, paginate, perSnapshot } from "../Catalog.js"
 import { echo, InvalidArgument, SkillNotFound } from "../Errors.js"
 import { usageGuide } from "../instructions.js"
 import { Settings } from "../Settings.js"
@@ -50,14 +50,9 @@ const builtIns: ReadonlyArray<Prompt> = [
 const promptedSkills = (snapshot: Snapshot) => snapshot.skills.filter((skill) => !BUILT_IN.has(skill.id))
 
 /** What `prompts/list` pages through, once per snapshot (made for every page, 10 ms at 50,000 skills). */
-const listedPrompts = new WeakMap<Snapshot, ReadonlyArray<Prompt | Skill>>()
-const promptsOf = (snapshot: Snapshot): ReadonlyArray<Prompt | Skill> => {
-  const known = listedPrompts.get(snapshot)
-  if (known !== undefined) return known
-  const all = [...builtIns, ...promptedSkills(snapshot)]
-  listedPrompts.set(snapshot, all)
-  return all
-}
+const promptsOf = perSnapshot(
+  (snapshot): ReadonlyArray<Prompt | Skill> => [...builtIns, ...promptedSkills(snapshot)],
+)
 
 export const listPrompts = (params: typeof ListPromptsParams.Type) =>
   Effect.gen(function* () {

@@ -8,7 +8,7 @@
 import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Schema } from "effect"
 import type { Skill, Snapshot } from "../Catalog.js"
-import { Catalog, decodeCursor, encodeCursor, paginate } from "../Catalog.js"
+import { Catalog, decodeCursor, encodeCursor, paginate, perSnapshot } from "../Catalog.js"
 import { diagnosticsDocument } from "../CatalogReport.js"
 import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
 import type { CatalogEntry } from "../instructions.js"
@@ -88,24 +88,20 @@ export const resolveUri = (
 }
 
 /** Catalog entries with each skill's URI (for hosts), once per snapshot. */
-const entriesWithUris = new WeakMap<Snapshot, ReadonlyArray<CatalogEntry>>()
-export const catalogEntriesWithUris = (snapshot: Snapshot): ReadonlyArray<CatalogEntry> => {
-  const known = entriesWithUris.get(snapshot)
-  if (known !== undefined) return known
-  const entries = snapshot.skills.map((skill): CatalogEntry => {
-    const uri = skillResourceUri(snapshot, skill)
-    return {
-      id: skill.id,
-      name: skill.name,
-      description: skill.description,
-      ...(uri === undefined ? {} : { uri }),
-      rootIndex: skill.rootIndex,
-      diagnostics: skill.diagnostics,
-    }
-  })
-  entriesWithUris.set(snapshot, entries)
-  return entries
-}
+export const catalogEntriesWithUris = perSnapshot(
+  (snapshot): ReadonlyArray<CatalogEntry> =>
+    snapshot.skills.map((skill): CatalogEntry => {
+      const uri = skillResourceUri(snapshot, skill)
+      return {
+        id: skill.id,
+        name: skill.name,
+        description: skill.description,
+        ...(uri === undefined ? {} : { uri }),
+        rootIndex: skill.rootIndex,
+        diagnostics: skill.diagnostics,
+      }
+    }),
+)
 
 /** The catalog as `<available_skills>` XML with each skill's URI, for hosts' system prompts. */
 export const promptXml = (snapshot: Snapshot, budget: number): string =>
@@ -137,28 +133,26 @@ export const diagnosticsText = (snapshot: Snapshot, leftOut: ReadonlyMap<string,
  * then each skill's SKILL.md at its URI (a skill no skill:// URI leads to is left out). Made
  * for every page, it took 33 ms a page at 10,000 skills and 119 at 50,000.
  */
-const listedResources = new WeakMap<Snapshot, ReadonlyArray<Resource>>()
-const resourcesOf = (snapshot: Snapshot): ReadonlyArray<Resource> => {
-  const known = listedResources.get(snapshot)
-  if (known !== undefined) return known
-  const skills = snapshot.skills.flatMap((skill): Array<Resource> => {
-    const address = addressOf(snapshot, skill)
-    if (address === undefined) return []
-    return [
-      {
-        uri: address.published ? skillMdUri(address.base) : fileUri(address.base, ""),
-        name: address.published ? skill.name : skill.id,
-        ...(address.published || skill.name === skill.id ? {} : { title: skill.name }),
-        description: skill.description,
-        mimeType: "text/markdown",
-        size: skill.fingerprint.size,
-      },
-    ]
-  })
-  const resources = [promptXmlResource, diagnosticsResource, ...skills]
-  listedResources.set(snapshot, resources)
-  return resources
-}
+const resourcesOf = perSnapshot(
+  (snapshot): ReadonlyArray<Resource> => [
+    promptXmlResource,
+    diagnosticsResource,
+    ...snapshot.skills.flatMap((skill): Array<Resource> => {
+      const address = addressOf(snapshot, skill)
+      if (address === undefined) return []
+      return [
+        {
+          uri: address.published ? skillMdUri(address.base) : fileUri(address.base, ""),
+          name: address.published ? skill.name : skill.id,
+          ...(address.published || skill.name === skill.id ? {} : { title: skill.name }),
+          description: skill.description,
+          mimeType: "text/markdown",
+          size: skill.fingerprint.size,
+        },
+      ]
+    }),
+  ],
+)
 
 export const listResources = (params: typeof ListResourcesParams.Type) =>
   Effect.gen(function* () {
