@@ -230,6 +230,11 @@ const addNextName = (names: NameLookups): boolean => {
   return true
 }
 
+/** Adds every skill not in the maps yet. */
+const completeNames = (names: NameLookups): void => {
+  while (addNextName(names)) {}
+}
+
 /**
  * Adds the next skill of a snapshot to its lookups by name and case, which are otherwise made
  * whole on first use; false once they are complete. The background makes them this way, in
@@ -292,7 +297,7 @@ const replacedNames = (
 const findByName = (snapshot: Snapshot, kind: keyof NameMaps, key: string): Skill | undefined => {
   const names = nameLookupsOf.get(snapshot)
   if (names === undefined) return snapshot[kind].get(key)
-  while (addNextName(names)) {}
+  completeNames(names)
   return lookUp(names, kind, key)
 }
 
@@ -320,7 +325,7 @@ export const makeSnapshot = (input: {
   /** A whole map of the snapshot, with the keys edits changed (made once, for callers of the getter). */
   const whole: Partial<Record<keyof NameMaps, Map<string, Skill>>> = {}
   const wholeMap = (kind: keyof NameMaps) => {
-    while (addNextName(names)) {}
+    completeNames(names)
     const over = names.over[kind]
     if (over.size === 0) return names.maps[kind]
     whole[kind] ??= new Map([...names.maps[kind], ...over])
@@ -459,8 +464,10 @@ const BAGS = 64
 /** How many characters of `text` fall in each bucket. */
 const bagOf = (text: string): Int32Array => {
   const bag = new Int32Array(BAGS)
-  for (let i = 0; i < text.length; i++)
-    bag[text.charCodeAt(i) % BAGS] = (bag[text.charCodeAt(i) % BAGS] ?? 0) + 1
+  for (let i = 0; i < text.length; i++) {
+    const bucket = text.charCodeAt(i) % BAGS
+    bag[bucket] = (bag[bucket] ?? 0) + 1
+  }
   return bag
 }
 
@@ -472,8 +479,10 @@ const bagOf = (text: string): Int32Array => {
  */
 const bagDistance = (bag: Int32Array, text: string, scratch: Int32Array): number => {
   scratch.set(bag)
-  for (let i = 0; i < text.length; i++)
-    scratch[text.charCodeAt(i) % BAGS] = (scratch[text.charCodeAt(i) % BAGS] ?? 0) - 1
+  for (let i = 0; i < text.length; i++) {
+    const bucket = text.charCodeAt(i) % BAGS
+    scratch[bucket] = (scratch[bucket] ?? 0) - 1
+  }
   let more = 0
   let fewer = 0
   for (let k = 0; k < BAGS; k++) {
@@ -679,6 +688,15 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       searchVersion = snapshot.version
     }
 
+    /** The snapshot whose lookups the background is making (see `prepareSliced`). */
+    let preparing: Snapshot | undefined
+    /** Makes a snapshot's lookups by name and case in slices, until a newer snapshot comes. */
+    const prepareSliced = (snapshot: Snapshot) =>
+      Effect.suspend(() => {
+        preparing = snapshot
+        return sliced(snapshot.skills, () => preparing === snapshot && prepareLookups(snapshot))
+      })
+
     const buildSearch = Effect.gen(function* () {
       const index = makeSearchIndex<Skill>()
       const { skills } = yield* Ref.get(state)
@@ -700,7 +718,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       // name (about 5 ms there): a whole description of 12 words took 40 ms, in one piece.
       // Start-up lasts until this is done (`startingUp`: the idle collection waits for it).
       const current = yield* Ref.get(state)
-      yield* sliced(current.skills, () => prepareLookups(current))
+      yield* prepareSliced(current)
       const sample = current.skills[0]
       if (sample !== undefined) index.rank(sample.name)
     }).pipe(
@@ -713,20 +731,18 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       ),
     )
 
-    /** The snapshot whose lookups the background is making (see `prepareInBackground`). */
-    let preparing: Snapshot | undefined
     /**
-     * After a change, once queries are being made (the search index exists): the new snapshot's
-     * lookups by name and case are made in the background, in slices, before the next query
-     * needs them, until a newer snapshot comes (an edit in place carries them over: nothing to
-     * do then). At 10,000 skills the first query after an addition made them itself.
+     * After a change: the search index follows the new snapshot and, once queries are being
+     * made (the index exists), its lookups by name and case are made in the background, before
+     * the next query needs them (an edit in place carries them over: nothing to do then). At
+     * 10,000 skills the first query after an addition made them itself.
      */
-    const prepareInBackground = (snapshot: Snapshot) =>
+    const followSnapshot = (snapshot: Snapshot) =>
       Effect.suspend(() => {
-        if (searchIndex === undefined) return Effect.void
-        preparing = snapshot
-        const step = () => preparing === snapshot && prepareLookups(snapshot)
-        return Effect.asVoid(Effect.forkIn(sliced(snapshot.skills, step), scope))
+        syncSearch(snapshot)
+        return searchIndex === undefined
+          ? Effect.void
+          : Effect.asVoid(Effect.forkIn(prepareSliced(snapshot), scope))
       })
 
     /** Starts building the search index in the background, unless it is built or being built. */
@@ -924,8 +940,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           version,
         })
         yield* Ref.set(state, after)
-        syncSearch(after)
-        yield* prepareInBackground(after)
+        yield* followSnapshot(after)
         yield* logNews(before, after, overLimit)
         if (changedAny && published) yield* PubSub.publish(changes, { version, ...change })
         published = true
@@ -1078,8 +1093,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           ...(replaced === undefined ? {} : { replacing: { before, replaced } }),
         })
         yield* Ref.set(state, after)
-        syncSearch(after)
-        yield* prepareInBackground(after)
+        yield* followSnapshot(after)
         yield* PubSub.publish(changes, {
           version,
           added: change.added ?? [],
