@@ -10,6 +10,11 @@
  * keyed by the bundle file, Node's version and the machine; V8 also rejects data that does not
  * match, and the cache is then rewritten. `SKILLS_MCP_COMPILE_CACHE=0` turns it off. Any problem
  * with the cache falls back to a plain load. Only Node's own modules are used here.
+ *
+ * Without a cache of the user's (a first start, or an empty or throwaway `HOME`, as in
+ * containers and sandboxes), the build's own cache is used: `npm run build` leaves one beside
+ * the bundle (scripts/code-cache.mjs), made for that very bundle by a server session under the
+ * Node.js that built it. The user's cache is then a copy of it.
  */
 import * as fs from "node:fs"
 import { createRequire, Module } from "node:module"
@@ -20,11 +25,14 @@ import { tuneHeap } from "./HeapTuning.js"
 
 const bundle = path.join(__dirname, "skills-mcp.cjs")
 
+/** The build's code cache: the SHA-256 of the bundle it was made for, then V8's data. */
+const builtCache = `${bundle}.v8cache`
+const DIGEST_BYTES = 32
+
 /** Save the cache this long after start, once start-up and the first requests have compiled. */
 const SAVE_AFTER_MS = 1_500
 
 const cacheFolder = (): string | undefined => {
-  if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return undefined
   const base =
     process.env.SKILLS_MCP_CACHE_DIR ??
     path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "skills-mcp")
@@ -35,6 +43,34 @@ const cacheFolder = (): string | undefined => {
     return info.isDirectory() && mine && (info.mode & 0o022) === 0 ? base : undefined
   } catch {
     return undefined
+  }
+}
+
+/**
+ * V8's data from the build's cache, if it was made for these very bytes (V8 itself checks only
+ * the source's length, its own version and its flags) and is as protected as the bundle: a
+ * regular file with the bundle's owner, that nobody else can write to.
+ */
+const builtCacheFor = (bundleBytes: Buffer): Buffer | undefined => {
+  let fd: number
+  try {
+    fd = fs.openSync(builtCache, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  } catch {
+    return undefined
+  }
+  try {
+    const info = fs.fstatSync(fd)
+    if (!info.isFile() || info.uid !== fs.statSync(bundle).uid || (info.mode & 0o022) !== 0) return undefined
+    const content = fs.readFileSync(fd)
+    // Loaded only here: a start with the user's own cache never needs it (about 3 ms).
+    const digest = process.getBuiltinModule("node:crypto").createHash("sha256").update(bundleBytes).digest()
+    return content.length > DIGEST_BYTES && digest.equals(content.subarray(0, DIGEST_BYTES))
+      ? content.subarray(DIGEST_BYTES)
+      : undefined
+  } catch {
+    return undefined
+  } finally {
+    fs.closeSync(fd)
   }
 }
 
@@ -60,24 +96,27 @@ const main = () => {
   // src/HeapTuning.ts) and the old one grows by at most 30% between full collections. Flags
   // the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
   tuneHeap()
+  if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return void require(bundle)
   const folder = cacheFolder()
-  if (folder === undefined) return void require(bundle)
-  const source = fs.readFileSync(bundle, "utf8")
+  const bytes = fs.readFileSync(bundle)
   // Keyed by the bundle file's identity (an edited or reinstalled bundle has another) and by
-  // Node; hashing two megabytes at every start would cost more than the cache saves, and V8
+  // Node; hashing two megabytes at every start would cost more than the cache saves (the
+  // build's cache, used only without one of the user's, is checked by its digest), and V8
   // rejects data whose source or flags do not match in any case.
   const { size, mtimeMs, ino, dev } = fs.statSync(bundle)
   const key = `${process.version}-${process.platform}-${process.arch}-${dev}-${ino}-${size}-${Math.trunc(mtimeMs)}`
-  const file = path.join(folder, `${key}.v8cache`)
-  let cachedData: Buffer | undefined
+  const file = folder === undefined ? undefined : path.join(folder, `${key}.v8cache`)
+  let users: Buffer | undefined
   try {
-    cachedData = fs.readFileSync(file)
+    users = file === undefined ? undefined : fs.readFileSync(file)
   } catch {
-    cachedData = undefined
+    users = undefined
   }
-  const script = run(source, cachedData)
+  const built = users === undefined ? builtCacheFor(bytes) : undefined
+  const script = run(bytes.toString("utf8"), users ?? built)
   // Only a server run writes the cache: by then the code it needs has been compiled.
-  if ((cachedData !== undefined && !script.cachedDataRejected) || !isServe(process.argv.slice(2))) return
+  if (folder === undefined || file === undefined || !isServe(process.argv.slice(2))) return
+  if (users !== undefined && !script.cachedDataRejected) return
   /** The cache is in place: written and renamed. */
   let saved = false
   /** Older caches (another bundle or Node) and temporary files a stopped process left. */
@@ -91,10 +130,12 @@ const main = () => {
     tuneHeap()
     return script.createCachedData()
   }
+  /** What the user's cache gets: a copy of the build's when V8 took it, else V8's data by then. */
+  const content = built !== undefined && !script.cachedDataRejected ? () => built : cachedDataNow
   // While serving, the cache is written without blocking the event loop.
   const saveLater = () => {
     const temporary = `${file}.${process.pid}.tmp`
-    const data = cachedDataNow()
+    const data = content()
     fs.promises
       .writeFile(temporary, data, { mode: 0o600 })
       .then(() => fs.promises.rename(temporary, file))
@@ -113,7 +154,7 @@ const main = () => {
     saved = true
     const temporary = `${file}.${process.pid}.exit.tmp`
     try {
-      fs.writeFileSync(temporary, cachedDataNow(), { mode: 0o600 })
+      fs.writeFileSync(temporary, content(), { mode: 0o600 })
       fs.renameSync(temporary, file)
       for (const name of stale(fs.readdirSync(folder))) fs.rmSync(name, { force: true })
     } catch {

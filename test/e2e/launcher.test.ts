@@ -1,7 +1,9 @@
 /**
  * The launcher (`dist/bin.cjs`, src/launch.ts): V8's code cache for the bundled server, kept in
- * a folder of the user's own, written by server runs only, rewritten when V8 rejects it.
+ * a folder of the user's own, written by server runs only, rewritten when V8 rejects it; and
+ * the build's own cache (scripts/code-cache.mjs), used until the user has one.
  */
+import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -23,12 +25,13 @@ afterEach(async () => {
 })
 
 /** A server session that answers `initialize`, then sees its input end. */
-const serve = async (env: Record<string, string> = {}) => {
-  const run = await runRaw(["--skills-dir", SKILLS], [initializeLine(1)], {
-    HOME: home,
-    SKILLS_MCP_CACHE_DIR: cacheDir,
-    ...env,
-  })
+const serve = async (env: Record<string, string> = {}, bin?: string) => {
+  const run = await runRaw(
+    ["--skills-dir", SKILLS],
+    [initializeLine(1)],
+    { HOME: home, SKILLS_MCP_CACHE_DIR: cacheDir, ...env },
+    bin === undefined ? {} : { bin },
+  )
   expect(run.code).toBe(0)
   expect(jsonRpcLines(run.stdout)).toMatchObject([{ id: 1, result: { serverInfo: { name: "skills-mcp" } } }])
   return run
@@ -108,5 +111,72 @@ describe("the launcher's code cache", () => {
     })
     expect(run.code).toBe(0)
     expect(await caches()).toEqual([])
+  })
+})
+
+describe("the build's code cache", () => {
+  const DIST = path.join(PROJECT, "dist")
+  const BUNDLE = "skills-mcp.cjs"
+  const BUILT = `${BUNDLE}.v8cache`
+  const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest()
+
+  /** A private copy of the built bin (launcher, bundle, the build's cache) that tests may alter. */
+  const copyOfDist = async (name = "dist") => {
+    const dist = path.join(home, name)
+    await fs.mkdir(dist)
+    for (const file of ["bin.cjs", BUNDLE, BUILT])
+      await fs.copyFile(path.join(DIST, file), path.join(dist, file))
+    return { bin: path.join(dist, "bin.cjs"), bundle: path.join(dist, BUNDLE), built: path.join(dist, BUILT) }
+  }
+
+  /** The one cache the user's folder holds after a start. */
+  const usersCache = async () => {
+    const [name, ...others] = await caches()
+    expect(others).toEqual([])
+    return fs.readFile(path.join(cacheDir, name ?? ""))
+  }
+
+  it("is made by the build for the very bundle beside it: its digest, then V8's data", async () => {
+    const built = await fs.readFile(path.join(DIST, BUILT))
+    expect(built.subarray(0, 32).equals(sha256(await fs.readFile(path.join(DIST, BUNDLE))))).toBe(true)
+    expect(built.length).toBeGreaterThan(100_000)
+    expect((await fs.stat(path.join(DIST, BUILT))).mode & 0o022).toBe(0)
+  })
+
+  it("serves a start without a cache of the user's, which then gets a copy of it", async () => {
+    const dist = await copyOfDist()
+    await serve({}, dist.bin)
+    expect((await usersCache()).equals((await fs.readFile(dist.built)).subarray(32))).toBe(true)
+  })
+
+  it("is left alone when made for other bytes, when others can write to it, or when it is a link", async () => {
+    type Dist = Awaited<ReturnType<typeof copyOfDist>>
+    const alterations: Record<string, (dist: Dist) => Promise<void>> = {
+      rebuilt: (dist) => fs.appendFile(dist.bundle, "\n// another build\n"),
+      writable: (dist) => fs.chmod(dist.built, 0o666),
+      linked: async (dist) => {
+        await fs.rename(dist.built, `${dist.built}.real`)
+        await fs.symlink(`${dist.built}.real`, dist.built)
+      },
+    }
+    for (const [name, alter] of Object.entries(alterations)) {
+      await fs.rm(cacheDir, { recursive: true, force: true })
+      const dist = await copyOfDist(name)
+      const data = (await fs.readFile(dist.built)).subarray(32)
+      await alter(dist)
+      await serve({}, dist.bin)
+      // Compiled without it: the user's cache is V8's data from this run, not a copy.
+      expect((await usersCache()).equals(data), name).toBe(false)
+    }
+  })
+
+  it("is given up when V8 rejects it, and the user's cache is then made from the run", async () => {
+    const dist = await copyOfDist()
+    const garbage = Buffer.from("not V8's data, but made for this bundle")
+    await fs.writeFile(dist.built, Buffer.concat([sha256(await fs.readFile(dist.bundle)), garbage]))
+    await serve({}, dist.bin)
+    const written = await usersCache()
+    expect(written.equals(garbage)).toBe(false)
+    expect(written.length).toBeGreaterThan(100_000)
   })
 })

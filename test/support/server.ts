@@ -107,11 +107,13 @@ export const runRaw = (
     /** Run as this user and group (e.g. nobody, to test unreadable files when the tests run as root). */
     readonly uid?: number
     readonly gid?: number
+    /** Another copy of the bin (default: dist/bin.cjs). */
+    readonly bin?: string
   } = {},
 ) =>
   new Promise<RawRun>((resolve, reject) => {
     const started = performance.now()
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
       env: { PATH: process.env.PATH ?? "", ...env },
       ...(options.uid === undefined ? {} : { uid: options.uid }),
       ...(options.gid === undefined ? {} : { gid: options.gid }),
