@@ -48,6 +48,15 @@ export interface SkillRef {
   readonly root: string
 }
 
+/**
+ * A skill's SKILL.md as the catalog indexed it: the file's fingerprint when it was read, and
+ * the frontmatter parsed from it (a catalog `Skill` has both).
+ */
+export interface IndexedSkillMd {
+  readonly fingerprint: Fingerprint
+  readonly frontmatter: ParsedFrontmatter
+}
+
 export interface ResolvedPath {
   /** Real path on disk, inside the skill's real folder. */
   readonly real: string
@@ -294,7 +303,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * resolved is still refused. With `found` (the file as a walk of the skill found it), the
      * opened file must also be that very file (device and inode), on every platform.
      */
-    const readResolved = (skill: SkillRef, resolved: ResolvedPath, requested: string, found?: Stats) => {
+    const readResolved = (skill: SkillRef, resolved: ResolvedPath, requested: string) =>
+      Effect.map(readOpened(skill, resolved, requested), (read) => read.content)
+
+    /** `readResolved`, with the fingerprint of the file as it was opened (before it was read). */
+    const readOpened = (skill: SkillRef, resolved: ResolvedPath, requested: string, found?: Stats) => {
       const relative = resolved.relative
       const ioFailure = (error: unknown): SkillError =>
         typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
@@ -307,7 +320,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             ? error
             : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
       return Effect.tryPromise({
-        try: async (): Promise<FileContent> => {
+        try: async (): Promise<{ readonly content: FileContent; readonly opened: Fingerprint }> => {
           // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
           const fd = await openFd(
             resolved.real,
@@ -364,12 +377,13 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               }
               if (length === buffer.length) break
             }
-            return {
+            const content: FileContent = {
               path: relative,
               size: length,
               mimeType: mimeTypeOf(relative),
               bytes: buffer.subarray(0, length),
             }
+            return { content, opened: fingerprintOf(info) }
           } finally {
             // Closed in the background: the answer does not wait for it (a read-only
             // descriptor's close reports nothing a caller could act on).
@@ -573,7 +587,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       }
     })
 
-    /** SHA-256 of file contents, keyed by real path and valid while the fingerprint holds. */
+    /**
+     * SHA-256 of file contents, keyed by path in the skill's real folder and valid while the
+     * file's fingerprint holds: the fingerprint of the file as it was opened to be hashed, and
+     * only once its modification time has settled (FOLDER_SETTLED_MS), as for folder names: a
+     * file changed just now could change again and keep its size and timestamp.
+     */
     const digests = new Map<string, { readonly fingerprint: Fingerprint; readonly digest: string }>()
 
     /**
@@ -610,12 +629,6 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       return { base, files, ...(problem === undefined ? {} : { problem }) }
     })
 
-    /**
-     * Every file of a skill with its size and `sha256:` digest (see `inventory` for when the
-     * extension cannot serve it, and `FRONTMATTER_FIRST`). Digests are computed on first use
-     * and cached by fingerprint; SKILL.md's frontmatter is parsed from the very bytes that were
-     * hashed, so the two always agree.
-     */
     /** Skills found unservable over the extension, by folder, with the reason (see `leftOut`). */
     const leftOut = new Map<string, string>()
     const noteLeftOut = (skill: SkillRef, problem: string | undefined) => {
@@ -623,18 +636,33 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       else leftOut.set(skill.dir, problem)
     }
 
-    const manifest = Effect.fnUntraced(function* (skill: SkillRef) {
+    /**
+     * Every file of a skill with its size and `sha256:` digest (see `inventory` for when the
+     * extension cannot serve it, and `FRONTMATTER_FIRST`). Digests are computed on first use
+     * and cached by fingerprint (see `digests`). SKILL.md's frontmatter always comes from the
+     * very bytes that were hashed: parsed from them when SKILL.md is read, or, when its digest
+     * is known, the catalog's (`indexed`), if the catalog parsed that same version of the file
+     * (the fingerprints agree). Otherwise SKILL.md is read again.
+     */
+    const manifest = Effect.fnUntraced(function* (skill: SkillRef & Partial<IndexedSkillMd>) {
       const { base, files, problem } = yield* inventory(skill)
       noteLeftOut(skill, problem)
       if (problem !== undefined) return yield* new SkillNotPublished({ skillId: skill.id, reason: problem })
       if (digests.size > MAX_CACHED_DIGESTS) digests.clear()
       let frontmatter: ParsedFrontmatter | undefined
-      /** A file's digest known for its current fingerprint (SKILL.md is always read: see above). */
-      const known = (file: (typeof files)[number]) => {
-        const cached = file.path === SKILL_FILE ? undefined : digests.get(path.join(base, file.path))
-        return cached !== undefined && sameFingerprint(cached.fingerprint, fingerprintOf(file.info))
-          ? cached.digest
+      const indexed: IndexedSkillMd | undefined =
+        skill.fingerprint !== undefined && skill.frontmatter !== undefined
+          ? { fingerprint: skill.fingerprint, frontmatter: skill.frontmatter }
           : undefined
+      /** A file's digest known for its current fingerprint (SKILL.md's only with its frontmatter: above). */
+      const known = (file: (typeof files)[number]) => {
+        const cached = digests.get(path.join(base, file.path))
+        if (cached === undefined || !sameFingerprint(cached.fingerprint, fingerprintOf(file.info)))
+          return undefined
+        const usable =
+          file.path !== SKILL_FILE ||
+          (indexed !== undefined && sameFingerprint(indexed.fingerprint, cached.fingerprint))
+        return usable ? cached.digest : undefined
       }
       // Files are read eight at a time, but a fiber per file costs more than the read when only
       // SKILL.md is to be read (every other digest known): then they are taken in turn.
@@ -644,13 +672,14 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         files,
         (file) =>
           Effect.gen(function* () {
-            const fingerprint = fingerprintOf(file.info)
             const key = path.join(base, file.path)
             const digestKnown = known(file)
-            if (digestKnown !== undefined)
+            if (digestKnown !== undefined) {
+              if (file.path === SKILL_FILE) frontmatter = indexed?.frontmatter
               return { path: file.path, size: file.info.size, digest: digestKnown }
+            }
             // Read where the walk just found it (inside the skill), checked again as it is opened.
-            const content = yield* readResolved(
+            const { content, opened } = yield* readOpened(
               skill,
               { real: file.real, base, relative: file.path },
               file.path,
@@ -669,7 +698,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               if (Either.isLeft(parsed)) return yield* parsed.left
               frontmatter = parsed.right
             }
-            digests.set(key, { fingerprint, digest })
+            if (Date.now() - opened.mtimeMs > FOLDER_SETTLED_MS)
+              digests.set(key, { fingerprint: opened, digest })
             return { path: file.path, size: content.size, digest }
           }),
         { concurrency: toRead > 1 ? 8 : 1 },

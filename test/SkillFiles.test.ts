@@ -2,6 +2,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
+import type { ParsedFrontmatter } from "../src/Frontmatter.js"
 import { Settings } from "../src/Settings.js"
 import { checkRelativePath, isBinary, mimeTypeOf, SkillFiles } from "../src/SkillFiles.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -205,6 +206,57 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       expect(again.files.find((file) => file.path === "references/guide.md")?.digest).toBe(
         sha("guide, edited"),
       )
+    }),
+  )
+
+  it.scoped(
+    "takes SKILL.md's frontmatter from the catalog for the version it indexed, and reads it otherwise",
+    () =>
+      Effect.gen(function* () {
+        const text = skillMd("pdf", "PDF")
+        const root = yield* tempTree({ "pdf/SKILL.md": text, "pdf/references/guide.md": "guide" })
+        // Settled: changed an hour ago, so the digests are kept.
+        const hourAgo = Date.now() / 1000 - 3600
+        for (const file of ["pdf/SKILL.md", "pdf/references/guide.md"])
+          yield* Effect.promise(() => fs.utimes(`${root}/${file}`, hourAgo, hourAgo))
+        const files = yield* SkillFiles
+        const skill = { id: "pdf", dir: `${root}/pdf`, root }
+        yield* files.manifest(skill)
+        const info = yield* Effect.promise(() => fs.stat(`${root}/pdf/SKILL.md`))
+        const fingerprint = { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs }
+        const catalogs: ParsedFrontmatter = {
+          raw: { name: "pdf", description: "as the catalog parsed it" },
+          fields: { name: "pdf", description: "as the catalog parsed it", extra: {} },
+          endLine: 4,
+        }
+        const indexed = yield* files.manifest({ ...skill, fingerprint, frontmatter: catalogs })
+        expect(indexed.frontmatter).toBe(catalogs)
+        expect(indexed.files[0]).toEqual({ path: "SKILL.md", size: text.length, digest: sha(text) })
+        // Indexed from another version of the file: SKILL.md is read and parsed again.
+        const other = { ...fingerprint, mtimeMs: fingerprint.mtimeMs - 1000 }
+        const reread = yield* files.manifest({ ...skill, fingerprint: other, frontmatter: catalogs })
+        expect(reread.frontmatter).not.toBe(catalogs)
+        expect(reread.frontmatter.fields.description).toBe("PDF")
+      }),
+  )
+
+  it.scoped("keeps no digest of a file changed just now: a rewrite that keeps size and time is seen", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "PDF"), "pdf/notes.md": "aaaa" })
+      const notes = `${root}/pdf/notes.md`
+      // A whole second just ahead: the same timestamp for both versions, and not settled.
+      const second = Math.ceil(Date.now() / 1000) + 1
+      yield* Effect.promise(() => fs.utimes(notes, second, second))
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/pdf`, root }
+      const digestOfNotes = (manifest: { readonly files: ReadonlyArray<{ path: string; digest: string }> }) =>
+        manifest.files.find((file) => file.path === "notes.md")?.digest
+      expect(digestOfNotes(yield* files.manifest(skill))).toBe(sha("aaaa"))
+      yield* Effect.promise(async () => {
+        await fs.writeFile(notes, "bbbb")
+        await fs.utimes(notes, second, second)
+      })
+      expect(digestOfNotes(yield* files.manifest(skill))).toBe(sha("bbbb"))
     }),
   )
 
