@@ -37,12 +37,31 @@ const cacheFolder = (): string | undefined => {
     process.env.SKILLS_MCP_CACHE_DIR ??
     path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "skills-mcp")
   try {
-    fs.mkdirSync(base, { recursive: true, mode: 0o700 })
+    makeFolder(base)
     const info = fs.statSync(base)
     const mine = typeof process.getuid !== "function" || info.uid === process.getuid()
     return info.isDirectory() && mine && (info.mode & 0o022) === 0 ? base : undefined
   } catch {
     return undefined
+  }
+}
+
+/**
+ * `mkdir -p` for the cache folder (new folders `0700`). Not `fs.mkdirSync`'s own `recursive`:
+ * where the kernel answers "no such file" for a folder whose parent exists (under `/proc`, for
+ * one), Node 20's loops for ever, and the server would never start.
+ */
+const makeFolder = (folder: string): void => {
+  try {
+    fs.mkdirSync(folder, { mode: 0o700 })
+  } catch (error) {
+    const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+    if (code === "EEXIST") return
+    const parent = path.dirname(folder)
+    if (code !== "ENOENT" || parent === folder) throw error
+    makeFolder(parent)
+    // Once more only: a second "no such file" is the answer.
+    fs.mkdirSync(folder, { mode: 0o700 })
   }
 }
 

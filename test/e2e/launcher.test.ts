@@ -104,6 +104,16 @@ describe("the launcher's code cache", () => {
     expect(await caches()).toEqual([])
   })
 
+  it.runIf(process.platform === "linux")(
+    "does not keep the server from starting when its folder cannot be made (under /proc)",
+    async () => {
+      // Node 20's own recursive mkdir loops for ever there: the kernel answers "no such file"
+      // for the folder, and "exists" for its parent.
+      cacheDir = "/proc/skills-mcp-cache/v8"
+      await serve()
+    },
+  )
+
   it("is not written by the one-shot commands", async () => {
     const run = await runRaw(["list", "--skills-dir", SKILLS], [], {
       HOME: home,
