@@ -70,8 +70,16 @@ try {
   child.stdout.on("data", (chunk) => {
     buffered += chunk
     for (let end = buffered.indexOf("\n"); end !== -1; end = buffered.indexOf("\n")) {
-      const message = JSON.parse(buffered.slice(0, end))
+      const line = buffered.slice(0, end)
       buffered = buffered.slice(end + 1)
+      let message
+      try {
+        message = JSON.parse(line)
+      } catch {
+        process.stderr.write(`code-cache: not JSON-RPC on the server's stdout: ${line.slice(0, 200)}\n`)
+        child.kill()
+        return
+      }
       answers.get(message.id)?.(message)
     }
   })

@@ -49,13 +49,17 @@ export interface SkillRef {
 }
 
 /**
- * A skill's SKILL.md as the catalog indexed it: the file's fingerprint when it was read, and
- * the frontmatter parsed from it (a catalog `Skill` has both).
+ * A skill's SKILL.md as the catalog indexed it: the frontmatter it parsed, and the file's
+ * fingerprint as it found it (a catalog `Skill` has both).
  */
 export interface IndexedSkillMd {
   readonly fingerprint: Fingerprint
   readonly frontmatter: ParsedFrontmatter
 }
+
+/** Whether two parses of a SKILL.md found the same frontmatter (`raw` is JSON data). */
+const sameParse = (a: ParsedFrontmatter, b: ParsedFrontmatter): boolean =>
+  a.endLine === b.endLine && JSON.stringify(a.raw) === JSON.stringify(b.raw)
 
 export interface ResolvedPath {
   /** Real path on disk, inside the skill's real folder. */
@@ -593,7 +597,18 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * only once its modification time has settled (FOLDER_SETTLED_MS), as for folder names: a
      * file changed just now could change again and keep its size and timestamp.
      */
-    const digests = new Map<string, { readonly fingerprint: Fingerprint; readonly digest: string }>()
+    const digests = new Map<
+      string,
+      {
+        readonly fingerprint: Fingerprint
+        readonly digest: string
+        /**
+         * SKILL.md's only: the catalog's parse of it, when the bytes hashed parsed to the very
+         * same frontmatter (see `manifest`).
+         */
+        readonly sameAsIndexed?: ParsedFrontmatter
+      }
+    >()
 
     /**
      * A skill's files as the Skills extension would list them (path order), or why the
@@ -640,9 +655,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * Every file of a skill with its size and `sha256:` digest (see `inventory` for when the
      * extension cannot serve it, and `FRONTMATTER_FIRST`). Digests are computed on first use
      * and cached by fingerprint (see `digests`). SKILL.md's frontmatter always comes from the
-     * very bytes that were hashed: parsed from them when SKILL.md is read, or, when its digest
-     * is known, the catalog's (`indexed`), if the catalog parsed that same version of the file
-     * (the fingerprints agree). Otherwise SKILL.md is read again.
+     * very bytes that were hashed: parsed from them when SKILL.md is read; when its digest is
+     * known, it is the catalog's (`indexed`) only if, when those bytes were hashed, they parsed
+     * to the same frontmatter as the catalog's and had the fingerprint the catalog has (the
+     * catalog's fingerprint is its stat of the file, taken apart from its read). Otherwise
+     * SKILL.md is read again.
      */
     const manifest = Effect.fnUntraced(function* (skill: SkillRef & Partial<IndexedSkillMd>) {
       const { base, files, problem } = yield* inventory(skill)
@@ -661,7 +678,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           return undefined
         const usable =
           file.path !== SKILL_FILE ||
-          (indexed !== undefined && sameFingerprint(indexed.fingerprint, cached.fingerprint))
+          (indexed !== undefined &&
+            cached.sameAsIndexed === indexed.frontmatter &&
+            sameFingerprint(indexed.fingerprint, cached.fingerprint))
         return usable ? cached.digest : undefined
       }
       // Files are read eight at a time, but a fiber per file costs more than the read when only
@@ -678,6 +697,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               if (file.path === SKILL_FILE) frontmatter = indexed?.frontmatter
               return { path: file.path, size: file.info.size, digest: digestKnown }
             }
+            // Before the open: a file written while it is read has a later time than this.
+            const readAt = Date.now()
             // Read where the walk just found it (inside the skill), checked again as it is opened.
             const { content, opened } = yield* readOpened(
               skill,
@@ -698,8 +719,16 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
               if (Either.isLeft(parsed)) return yield* parsed.left
               frontmatter = parsed.right
             }
-            if (Date.now() - opened.mtimeMs > FOLDER_SETTLED_MS)
-              digests.set(key, { fingerprint: opened, digest })
+            const sameAsIndexed =
+              file.path === SKILL_FILE &&
+              frontmatter !== undefined &&
+              indexed !== undefined &&
+              sameFingerprint(indexed.fingerprint, opened) &&
+              sameParse(frontmatter, indexed.frontmatter)
+                ? indexed.frontmatter
+                : undefined
+            if (readAt - opened.mtimeMs > FOLDER_SETTLED_MS)
+              digests.set(key, { fingerprint: opened, digest, ...(sameAsIndexed ? { sameAsIndexed } : {}) })
             return { path: file.path, size: content.size, digest }
           }),
         { concurrency: toRead > 1 ? 8 : 1 },

@@ -14,7 +14,7 @@
  * Without a cache of the user's (a first start, or an empty or throwaway `HOME`, as in
  * containers and sandboxes), the build's own cache is used: `npm run build` leaves one beside
  * the bundle (scripts/code-cache.mjs), made for that very bundle by a server session under the
- * Node.js that built it. The user's cache is then a copy of it.
+ * Node.js that built it. When V8 takes it, the user's cache is then a copy of it.
  */
 import * as fs from "node:fs"
 import { createRequire, Module } from "node:module"
@@ -60,8 +60,13 @@ const makeFolder = (folder: string): void => {
     const parent = path.dirname(folder)
     if (code !== "ENOENT" || parent === folder) throw error
     makeFolder(parent)
-    // Once more only: a second "no such file" is the answer.
-    fs.mkdirSync(folder, { mode: 0o700 })
+    // Once more only: a second "no such file" is the answer. Another process starting at the
+    // same moment may have made it meanwhile.
+    try {
+      fs.mkdirSync(folder, { mode: 0o700 })
+    } catch (again) {
+      if (!fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw again
+    }
   }
 }
 
@@ -73,7 +78,8 @@ const makeFolder = (folder: string): void => {
 const builtCacheFor = (bundleBytes: Buffer): Buffer | undefined => {
   let fd: number
   try {
-    fd = fs.openSync(builtCache, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+    // No link followed, and no wait for a writer if a pipe stands there (it is refused below).
+    fd = fs.openSync(builtCache, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
   } catch {
     return undefined
   }
@@ -89,7 +95,11 @@ const builtCacheFor = (bundleBytes: Buffer): Buffer | undefined => {
   } catch {
     return undefined
   } finally {
-    fs.closeSync(fd)
+    try {
+      fs.closeSync(fd)
+    } catch {
+      // nothing to release
+    }
   }
 }
 
@@ -119,9 +129,9 @@ const main = () => {
   const folder = cacheFolder()
   const bytes = fs.readFileSync(bundle)
   // Keyed by the bundle file's identity (an edited or reinstalled bundle has another) and by
-  // Node; hashing two megabytes at every start would cost more than the cache saves (the
-  // build's cache, used only without one of the user's, is checked by its digest), and V8
-  // rejects data whose source or flags do not match in any case.
+  // Node: hashing two megabytes at every start would cost more than the cache saves (the
+  // build's cache, used only without one of the user's, is checked by its digest). V8 itself
+  // rejects data made under other flags, another V8, or for a source of another length only.
   const { size, mtimeMs, ino, dev } = fs.statSync(bundle)
   const key = `${process.version}-${process.platform}-${process.arch}-${dev}-${ino}-${size}-${Math.trunc(mtimeMs)}`
   const file = folder === undefined ? undefined : path.join(folder, `${key}.v8cache`)

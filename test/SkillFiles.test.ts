@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import type { ParsedFrontmatter } from "../src/Frontmatter.js"
+import { type ParsedFrontmatter, parseSkillText } from "../src/Frontmatter.js"
 import { Settings } from "../src/Settings.js"
 import { checkRelativePath, isBinary, mimeTypeOf, SkillFiles } from "../src/SkillFiles.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -209,35 +209,46 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     }),
   )
 
-  it.scoped(
-    "takes SKILL.md's frontmatter from the catalog for the version it indexed, and reads it otherwise",
-    () =>
-      Effect.gen(function* () {
-        const text = skillMd("pdf", "PDF")
-        const root = yield* tempTree({ "pdf/SKILL.md": text, "pdf/references/guide.md": "guide" })
-        // Settled: changed an hour ago, so the digests are kept.
-        const hourAgo = Date.now() / 1000 - 3600
-        for (const file of ["pdf/SKILL.md", "pdf/references/guide.md"])
-          yield* Effect.promise(() => fs.utimes(`${root}/${file}`, hourAgo, hourAgo))
-        const files = yield* SkillFiles
-        const skill = { id: "pdf", dir: `${root}/pdf`, root }
-        yield* files.manifest(skill)
-        const info = yield* Effect.promise(() => fs.stat(`${root}/pdf/SKILL.md`))
-        const fingerprint = { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs }
-        const catalogs: ParsedFrontmatter = {
-          raw: { name: "pdf", description: "as the catalog parsed it" },
-          fields: { name: "pdf", description: "as the catalog parsed it", extra: {} },
-          endLine: 4,
-        }
-        const indexed = yield* files.manifest({ ...skill, fingerprint, frontmatter: catalogs })
-        expect(indexed.frontmatter).toBe(catalogs)
-        expect(indexed.files[0]).toEqual({ path: "SKILL.md", size: text.length, digest: sha(text) })
-        // Indexed from another version of the file: SKILL.md is read and parsed again.
-        const other = { ...fingerprint, mtimeMs: fingerprint.mtimeMs - 1000 }
-        const reread = yield* files.manifest({ ...skill, fingerprint: other, frontmatter: catalogs })
-        expect(reread.frontmatter).not.toBe(catalogs)
-        expect(reread.frontmatter.fields.description).toBe("PDF")
-      }),
+  it.scoped("takes SKILL.md's frontmatter from the catalog only for the very bytes it hashed", () =>
+    Effect.gen(function* () {
+      const text = skillMd("pdf", "PDF")
+      const root = yield* tempTree({ "pdf/SKILL.md": text, "pdf/references/guide.md": "guide" })
+      // Settled: changed an hour ago, so the digests are kept.
+      const hourAgo = Date.now() / 1000 - 3600
+      for (const file of ["pdf/SKILL.md", "pdf/references/guide.md"])
+        yield* Effect.promise(() => fs.utimes(`${root}/${file}`, hourAgo, hourAgo))
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/pdf`, root }
+      const info = yield* Effect.promise(() => fs.stat(`${root}/pdf/SKILL.md`))
+      const fingerprint = { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs }
+      // The catalog's own parse of the same file: equal, but another object.
+      const parsed = parseSkillText(`${root}/pdf/SKILL.md`, text)
+      if (Either.isLeft(parsed)) return yield* parsed.left
+      const catalogs = parsed.right
+      const indexedSkill = { ...skill, fingerprint, frontmatter: catalogs }
+      // The first look hashes SKILL.md and finds it parses as the catalog's did...
+      expect((yield* files.manifest(indexedSkill)).frontmatter).not.toBe(catalogs)
+      // ...so the next takes the catalog's instead of reading it again.
+      const again = yield* files.manifest(indexedSkill)
+      expect(again.frontmatter).toBe(catalogs)
+      expect(again.files[0]).toEqual({ path: "SKILL.md", size: text.length, digest: sha(text) })
+      // A catalog that parsed other bytes under the same fingerprint (a rewrite of the same
+      // size within the timestamp's tick) is never paired with this digest.
+      const stale: ParsedFrontmatter = {
+        raw: { name: "pdf", description: "bytes the catalog read before a rewrite" },
+        fields: { name: "pdf", description: "bytes the catalog read before a rewrite", extra: {} },
+        endLine: 4,
+      }
+      for (let look = 0; look < 2; look++) {
+        const fresh = yield* files.manifest({ ...skill, fingerprint, frontmatter: stale })
+        expect(fresh.frontmatter.fields.description).toBe("PDF")
+      }
+      // Indexed from another version of the file: SKILL.md is read and parsed again.
+      const other = { ...fingerprint, mtimeMs: fingerprint.mtimeMs - 1000 }
+      const reread = yield* files.manifest({ ...skill, fingerprint: other, frontmatter: catalogs })
+      expect(reread.frontmatter).not.toBe(catalogs)
+      expect(reread.frontmatter.fields.description).toBe("PDF")
+    }),
   )
 
   it.scoped("keeps no digest of a file changed just now: a rewrite that keeps size and time is seen", () =>
