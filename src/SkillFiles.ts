@@ -224,6 +224,51 @@ const readFd = promisify(fsCallback.read)
 const openedPath = (fd: number) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => null)
 
 /**
+ * A folder of a skill, reached for reading its names and their stats. A folder found inside
+ * the skill can be replaced by a link to elsewhere before it is read: read by its path, the
+ * link's target would be listed under the folder's name. On Linux the folder is opened (not
+ * following a final link), the kernel's path of what was opened must be the folder's real path,
+ * and its names and stats are read through the open descriptor (`/proc/self/fd/N`), which
+ * stays that very folder whatever happens to the path. Elsewhere it is read by its path.
+ */
+interface FolderAccess {
+  /** The path to read the folder through. */
+  readonly at: string
+  readonly close: () => void
+}
+
+const PROC_FD = process.platform === "linux"
+
+/**
+ * The folder `real`, opened for reading (see `FolderAccess`); null when it is not there any
+ * more. `within` is the folder's path through its parent's open descriptor, when the parent was
+ * read that way: only the last name is then looked up (and must not be a link), so the kernel's
+ * path need not be checked.
+ */
+const openFolder = async (real: string, within?: string): Promise<FolderAccess | null> => {
+  if (!PROC_FD) return { at: real, close: () => undefined }
+  let fd: number
+  try {
+    fd = await openFd(within ?? real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+  } catch {
+    return null
+  }
+  const close = () => fsCallback.close(fd, () => undefined)
+  if (within !== undefined) return { at: `/proc/self/fd/${fd}`, close }
+  const opened = await openedPath(fd)
+  if (opened === null) {
+    // No /proc to read it through (some containers): by its path, as elsewhere.
+    close()
+    return { at: real, close: () => undefined }
+  }
+  if (opened !== real) {
+    close()
+    return null
+  }
+  return { at: `/proc/self/fd/${fd}`, close }
+}
+
+/**
  * The methods are `Effect.fnUntraced`, not `Effect.fn("SkillFiles.…")` as STYLE.md has it: they
  * run on every request, and nothing here consumes spans. A span around an effect that waits for
  * the file system cost 70 to 100 µs of the event loop per call in a micro-benchmark, with the
@@ -427,8 +472,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       { readonly fingerprint: Fingerprint | null; readonly names: Array<string> }
     >()
 
-    const sortedNames = (real: string) =>
-      Effect.map(readDirOrNull(real), (dirents) =>
+    const sortedNames = (at: string) =>
+      Effect.map(readDirOrNull(at), (dirents) =>
         dirents === null ? [] : dirents.map((dirent) => dirent.name).sort(),
       )
 
@@ -447,21 +492,32 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       )
     }
 
-    /** The names in one real folder, sorted; empty when it cannot be read. */
-    const namesIn = (real: string) =>
+    /**
+     * Runs `use` with a path that reaches the real folder `real` itself (see `FolderAccess`),
+     * or answers `empty` when the folder is no longer there (moved, replaced by a link).
+     */
+    const inFolder = <A>(real: string, empty: A, use: (at: string) => Effect.Effect<A>, within?: string) =>
+      Effect.acquireUseRelease(
+        Effect.promise(() => openFolder(real, within)),
+        (access) => (access === null ? Effect.succeed(empty) : use(access.at)),
+        (access) => Effect.sync(() => access?.close()),
+      )
+
+    /** The names in one real folder (reached through `at`), sorted; empty when it cannot be read. */
+    const namesIn = (real: string, at: string) =>
       Effect.gen(function* () {
         const cached = folderNames.get(real)
         if (cached === undefined) {
-          const names = yield* sortedNames(real)
+          const names = yield* sortedNames(at)
           rememberNames(real, null, names)
           return names
         }
-        const info = yield* statOrNull(real)
+        const info = yield* statOrNull(at)
         if (info === null) return []
         if (cached.fingerprint !== null && sameFingerprint(cached.fingerprint, fingerprintOf(info))) {
           return cached.names
         }
-        const names = yield* sortedNames(real)
+        const names = yield* sortedNames(at)
         rememberNames(real, info, names)
         return names
       })
@@ -470,16 +526,21 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * Some entries of one real folder inside the skill: links resolved, and any that leave
      * the skill (or dangle) left out. Only the given names are examined.
      */
-    const examine = (base: string, real: string, names: ReadonlyArray<string>) =>
+    const examine = (base: string, real: string, at: string, names: ReadonlyArray<string>) =>
       Effect.promise(async () => {
         // Plain promises, at most 16 at a time: no fiber per entry for one lstat each.
-        const entries = await mapLimit(names, 16, (name) => examineEntry(base, real, name))
+        const entries = await mapLimit(names, 16, (name) => examineEntry(base, real, at, name))
         return entries.filter((entry): entry is FolderEntry => entry !== null)
       })
 
-    const examineEntry = async (base: string, real: string, name: string): Promise<FolderEntry | null> => {
+    const examineEntry = async (
+      base: string,
+      real: string,
+      at: string,
+      name: string,
+    ): Promise<FolderEntry | null> => {
       const named = path.join(real, name)
-      const link = await asyncFs.lstat(named)
+      const link = await asyncFs.lstat(path.join(at, name))
       if (link === null) return null
       let target = named
       let info: Stats | null = link
@@ -497,11 +558,13 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
 
     /** The entries of one real folder, sorted by name, from `offset`, at most `limit`. */
     const entriesOf = (base: string, real: string, offset: number, limit: number) =>
-      Effect.gen(function* () {
-        const names = yield* namesIn(real)
-        const entries = yield* examine(base, real, names.slice(offset, offset + limit))
-        return { entries, more: offset + limit < names.length }
-      })
+      inFolder(real, { entries: [], more: false }, (at) =>
+        Effect.gen(function* () {
+          const names = yield* namesIn(real, at)
+          const entries = yield* examine(base, real, at, names.slice(offset, offset + limit))
+          return { entries, more: offset + limit < names.length }
+        }),
+      )
 
     /**
      * Walks a folder of the skill depth-first in name order, calling `visit` for each entry
@@ -514,7 +577,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       visit: (entry: FolderEntry, path: string) => boolean,
     ) => {
       const visited = new Set<string>()
-      const go = (folder: string, prefix: string, depth: number): Effect.Effect<boolean> =>
+      const go = (folder: string, prefix: string, depth: number, within?: string): Effect.Effect<boolean> =>
         Effect.gen(function* () {
           if (visited.has(folder)) return true
           if (depth >= MAX_LISTING_DEPTH) {
@@ -522,17 +585,29 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             return true
           }
           visited.add(folder)
-          const names = yield* namesIn(folder)
-          // A page at a time, so a walk that stops early never examines a whole huge folder.
-          for (let start = 0; start < names.length; start += WALK_PAGE) {
-            const entries = yield* examine(base, folder, names.slice(start, start + WALK_PAGE))
-            for (const entry of entries) {
-              const entryPath = prefix === "" ? entry.name : `${prefix}/${entry.name}`
-              if (!visit(entry, entryPath)) return false
-              if (entry.type === "directory" && !(yield* go(entry.real, entryPath, depth + 1))) return false
-            }
-          }
-          return true
+          return yield* inFolder(
+            folder,
+            true,
+            (at) =>
+              Effect.gen(function* () {
+                const names = yield* namesIn(folder, at)
+                // A page at a time, so a walk that stops early never examines a whole huge folder.
+                for (let start = 0; start < names.length; start += WALK_PAGE) {
+                  const entries = yield* examine(base, folder, at, names.slice(start, start + WALK_PAGE))
+                  for (const entry of entries) {
+                    const entryPath = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+                    if (!visit(entry, entryPath)) return false
+                    if (entry.type !== "directory") continue
+                    // A folder found here (not through a link) is opened through this one.
+                    const plain = entry.real === path.join(folder, entry.name)
+                    const inside = plain && at !== folder ? path.join(at, entry.name) : undefined
+                    if (!(yield* go(entry.real, entryPath, depth + 1, inside))) return false
+                  }
+                }
+                return true
+              }),
+            within,
+          )
         })
       let tooDeep = false
       /** Whether every entry was visited (false: `visit` stopped it, or folders nest too deep). */

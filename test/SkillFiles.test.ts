@@ -251,6 +251,82 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     }),
   )
 
+  /**
+   * Swaps `folder` for a link to `elsewhere` and back until stopped, as fast as the file
+   * system allows: a walk that found the folder may then read through the link.
+   */
+  const swapping = (folder: string, elsewhere: string) => {
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 1))
+    let on = true
+    const done = (async () => {
+      while (on) {
+        await fs.rename(folder, `${folder}.real`)
+        await fs.symlink(elsewhere, folder)
+        await pause()
+        await fs.unlink(folder)
+        await fs.rename(`${folder}.real`, folder)
+        await pause()
+      }
+    })()
+    return Effect.promise(() => {
+      on = false
+      return done
+    })
+  }
+
+  /** A skill whose `refs/a.md` is walked late (after the 100 files of `aaa/`), and `outside/a.md`. */
+  const swappable = (secret: string) => {
+    const tree: Record<string, string> = {
+      "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
+      "skills/pdf/refs/a.md": "inside",
+      [`outside/${secret}.md`]: secret,
+      "outside/a.md": secret,
+    }
+    for (let i = 0; i < 100; i++) tree[`skills/pdf/aaa/${i}.md`] = `inside ${i}`
+    return tempTree(tree)
+  }
+
+  it.scoped("never hashes a file outside the skill when a folder is swapped for a link meanwhile", () =>
+    Effect.gen(function* () {
+      const secret = "outside-the-skill"
+      const root = yield* swappable(secret)
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
+      const stop = swapping(`${root}/skills/pdf/refs`, `${root}/outside`)
+      const outcomes = new Set<string>()
+      for (let round = 0; round < 100; round++) {
+        const result = yield* Effect.either(files.manifest(skill))
+        if (result._tag === "Right") {
+          for (const file of result.right.files) {
+            expect(file.digest).not.toBe(sha(secret))
+            expect(file.path).not.toContain(secret)
+          }
+        }
+        outcomes.add(result._tag === "Right" ? "listed" : result.left._tag)
+      }
+      yield* stop
+      // Refused as a swap, or as a file that went missing: never read outside.
+      for (const outcome of outcomes) {
+        expect(["listed", "SkillUnreadable", "PathEscape", "FileNotFound"]).toContain(outcome)
+      }
+    }),
+  )
+
+  it.scoped("never lists a name from outside the skill when a folder is swapped for a link meanwhile", () =>
+    Effect.gen(function* () {
+      const secret = "outside-the-skill"
+      const root = yield* swappable(secret)
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
+      const stop = swapping(`${root}/skills/pdf/refs`, `${root}/outside`)
+      for (let round = 0; round < 100; round++) {
+        const listing = yield* Effect.either(files.list(skill, ""))
+        if (listing._tag === "Right") expect(JSON.stringify(listing.right)).not.toContain(secret)
+      }
+      yield* stop
+    }),
+  )
+
   it.scoped("keeps no digest of a file changed just now: a rewrite that keeps size and time is seen", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "PDF"), "pdf/notes.md": "aaaa" })
