@@ -496,12 +496,20 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * Runs `use` with a path that reaches the real folder `real` itself (see `FolderAccess`),
      * or answers `empty` when the folder is no longer there (moved, replaced by a link).
      */
-    const inFolder = <A>(real: string, empty: A, use: (at: string) => Effect.Effect<A>, within?: string) =>
-      Effect.acquireUseRelease(
-        Effect.promise(() => openFolder(real, within)),
-        (access) => (access === null ? Effect.succeed(empty) : use(access.at)),
-        (access) => Effect.sync(() => access?.close()),
-      )
+    const inFolder = <A>(
+      real: string,
+      empty: A,
+      use: (at: string) => Effect.Effect<A>,
+      within?: string,
+      opened?: FolderAccess,
+    ) =>
+      opened !== undefined
+        ? use(opened.at) // its opener closes it
+        : Effect.acquireUseRelease(
+            Effect.promise(() => openFolder(real, within)),
+            (access) => (access === null ? Effect.succeed(empty) : use(access.at)),
+            (access) => Effect.sync(() => access?.close()),
+          )
 
     /** The names in one real folder (reached through `at`), sorted; empty when it cannot be read. */
     const namesIn = (real: string, at: string) =>
@@ -575,9 +583,17 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       real: string,
       relative: string,
       visit: (entry: FolderEntry, path: string) => boolean,
+      /** `real`, already opened for reading (its opener closes it). */
+      opened?: FolderAccess,
     ) => {
       const visited = new Set<string>()
-      const go = (folder: string, prefix: string, depth: number, within?: string): Effect.Effect<boolean> =>
+      const go = (
+        folder: string,
+        prefix: string,
+        depth: number,
+        within?: string,
+        top?: FolderAccess,
+      ): Effect.Effect<boolean> =>
         Effect.gen(function* () {
           if (visited.has(folder)) return true
           if (depth >= MAX_LISTING_DEPTH) {
@@ -607,11 +623,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
                 return true
               }),
             within,
+            top,
           )
         })
       let tooDeep = false
       /** Whether every entry was visited (false: `visit` stopped it, or folders nest too deep). */
-      return Effect.map(go(real, relative, 0), (finished) => finished && !tooDeep)
+      return Effect.map(go(real, relative, 0, undefined, opened), (finished) => finished && !tooDeep)
     }
 
     /** A folder of the skill, or a failure saying why the path is not one. */
@@ -690,29 +707,80 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * extension cannot serve the skill: over its limits (files per skill, bytes per skill), a
      * file over the file size limit, or folders too deep. Nothing is read or hashed.
      */
-    const inventory = Effect.fnUntraced(function* (skill: SkillRef) {
-      const base = yield* skillBase(skill)
+    const inventory = (skill: SkillRef) =>
+      Effect.acquireUseRelease(
+        openSkillFolder(skill),
+        ({ base, access }) => inventoryOf(base, access),
+        ({ access }) => Effect.sync(() => access?.close()),
+      )
+
+    /**
+     * The skill folder's real path (see `skillBase`) and, on Linux, the folder opened for its
+     * walk: opened while its root's real path is resolved, its real path the kernel's path of
+     * what was opened, so the walk starts one round trip to the thread pool sooner than with a
+     * separate open. Where it cannot be opened, the real path alone (the walk then finds it
+     * unreadable, as a listing would).
+     */
+    const openSkillFolder = (
+      skill: SkillRef,
+    ): Effect.Effect<
+      { readonly base: string; readonly access?: FolderAccess },
+      SkillUnreadable | PathEscape
+    > =>
+      PROC_FD
+        ? Effect.flatMap(
+            Effect.promise(async () => {
+              const [fd, root] = await Promise.all([
+                openFd(skill.dir, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => null),
+                asyncFs.realpath(skill.root),
+              ])
+              if (fd === null) return { base: await asyncFs.realpath(skill.dir), root }
+              const close = () => fsCallback.close(fd, () => undefined)
+              const opened = await openedPath(fd)
+              if (opened === null) {
+                close()
+                return { base: await asyncFs.realpath(skill.dir), root }
+              }
+              return { base: opened, root, access: { at: `/proc/self/fd/${fd}`, close } }
+            }),
+            ({ base, root, access }) =>
+              containedBase(skill, base, root).pipe(
+                Effect.map((contained) =>
+                  access === undefined ? { base: contained } : { base: contained, access },
+                ),
+                Effect.tapError(() => Effect.sync(() => access?.close())),
+              ),
+          )
+        : Effect.map(skillBase(skill), (base) => ({ base }))
+
+    const inventoryOf = Effect.fnUntraced(function* (base: string, access: FolderAccess | undefined) {
       const files: Array<{ readonly path: string; readonly real: string; readonly info: Stats }> = []
       let total = 0
       let problem: string | undefined
-      const complete = yield* walk(base, base, "", (entry, entryPath) => {
-        if (entry.type === "directory") return true
-        if (files.length >= MAX_SKILL_FILES) {
-          problem = `it has more than ${MAX_SKILL_FILES} files`
-          return false
-        }
-        if (entry.info.size > maxFileBytes) {
-          problem = `'${entryPath}' is ${entry.info.size} bytes, over the ${maxFileBytes}-byte file limit (--max-file-bytes)`
-          return false
-        }
-        total += entry.info.size
-        if (total > MAX_SKILL_BYTES) {
-          problem = `its files add up to more than ${MAX_SKILL_BYTES} bytes (16 MiB)`
-          return false
-        }
-        files.push({ path: entryPath, real: entry.real, info: entry.info })
-        return true
-      })
+      const complete = yield* walk(
+        base,
+        base,
+        "",
+        (entry, entryPath) => {
+          if (entry.type === "directory") return true
+          if (files.length >= MAX_SKILL_FILES) {
+            problem = `it has more than ${MAX_SKILL_FILES} files`
+            return false
+          }
+          if (entry.info.size > maxFileBytes) {
+            problem = `'${entryPath}' is ${entry.info.size} bytes, over the ${maxFileBytes}-byte file limit (--max-file-bytes)`
+            return false
+          }
+          total += entry.info.size
+          if (total > MAX_SKILL_BYTES) {
+            problem = `its files add up to more than ${MAX_SKILL_BYTES} bytes (16 MiB)`
+            return false
+          }
+          files.push({ path: entryPath, real: entry.real, info: entry.info })
+          return true
+        },
+        access,
+      )
       if (problem === undefined && !complete) {
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`
       }
