@@ -31,7 +31,6 @@ import {
   fingerprintOf,
   isInside,
   lstatOrNull,
-  readDirOrNull,
   realPathNative,
   realPathsNative,
   sameFingerprint,
@@ -240,32 +239,78 @@ interface FolderAccess {
 const PROC_FD = process.platform === "linux"
 
 /**
- * The folder `real`, opened for reading (see `FolderAccess`); null when it is not there any
- * more. `within` is the folder's path through its parent's open descriptor, when the parent was
- * read that way: only the last name is then looked up (and must not be a link), so the kernel's
- * path need not be checked.
+ * Linux's `O_PATH` (Node does not export it): a descriptor that only names the file, opened
+ * without reading it, whatever it is (a device is never opened for real).
  */
-const openFolder = async (real: string, within?: string): Promise<FolderAccess | null> => {
-  if (!PROC_FD) return { at: real, close: () => undefined }
+const O_PATH = 0o10000000
+
+/**
+ * The stat of what `target` (a real path inside the skill, a link's target) names, if the
+ * kernel's path of it is still inside `base`: a folder on the way swapped for a link since
+ * `target` was resolved would stat something elsewhere. Null when it is not. On Linux; by path
+ * elsewhere (and without /proc).
+ */
+const statInside = async (base: string, target: string): Promise<Stats | null> => {
+  if (!PROC_FD) return asyncFs.stat(target)
   let fd: number
   try {
-    fd = await openFd(within ?? real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+    fd = await openFd(target, O_PATH | constants.O_NOFOLLOW)
   } catch {
     return null
   }
+  try {
+    const [opened, info] = await Promise.all([openedPath(fd), fstatFd(fd)])
+    return opened === null || isInside(base, opened) ? info : null
+  } catch {
+    return null
+  } finally {
+    fsCallback.close(fd, () => undefined)
+  }
+}
+
+/** A folder opened for reading, one that is not to be read, or why it could not be opened. */
+type OpenedFolder =
+  | { readonly _tag: "Open"; readonly access: FolderAccess }
+  /** Gone, moved, replaced by a link, or not readable: read as empty, as before. */
+  | { readonly _tag: "Skip" }
+  /** Out of descriptors, an I/O error: the listing fails rather than leave the folder out. */
+  | { readonly _tag: "Failed"; readonly reason: string }
+
+const SKIP: OpenedFolder = { _tag: "Skip" }
+/** Errors that say the folder is not (or no longer) one to read here. */
+const SKIPPED_CODES = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "EPERM"])
+const skippedError = (error: unknown): boolean => {
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+  return typeof code === "string" && SKIPPED_CODES.has(code)
+}
+
+/**
+ * The folder `real`, opened for reading (see `FolderAccess`). `within` is the folder's path
+ * through its parent's open descriptor, when the parent was read that way: only the last name
+ * is then looked up (and must not be a link), so the kernel's path need not be checked.
+ */
+const openFolder = async (real: string, within?: string): Promise<OpenedFolder> => {
+  if (!PROC_FD) return { _tag: "Open", access: { at: real, close: () => undefined } }
+  let fd: number
+  try {
+    fd = await openFd(within ?? real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+  } catch (error) {
+    return skippedError(error) ? SKIP : { _tag: "Failed", reason: describeIoError(error) }
+  }
   const close = () => fsCallback.close(fd, () => undefined)
-  if (within !== undefined) return { at: `/proc/self/fd/${fd}`, close }
+  if (within !== undefined) return { _tag: "Open", access: { at: `/proc/self/fd/${fd}`, close } }
   const opened = await openedPath(fd)
   if (opened === null) {
     // No /proc to read it through (some containers): by its path, as elsewhere.
     close()
-    return { at: real, close: () => undefined }
+    return { _tag: "Open", access: { at: real, close: () => undefined } }
   }
+  // Another path: moved or swapped meanwhile (a removed folder's ends with " (deleted)").
   if (opened !== real) {
     close()
-    return null
+    return SKIP
   }
-  return { at: `/proc/self/fd/${fd}`, close }
+  return { _tag: "Open", access: { at: `/proc/self/fd/${fd}`, close } }
 }
 
 /**
@@ -472,9 +517,32 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       { readonly fingerprint: Fingerprint | null; readonly names: Array<string> }
     >()
 
-    const sortedNames = (at: string) =>
-      Effect.map(readDirOrNull(at), (dirents) =>
-        dirents === null ? [] : dirents.map((dirent) => dirent.name).sort(),
+    /**
+     * A folder that cannot be read now (out of descriptors, an I/O error): the listing fails
+     * rather than leave the folder out.
+     */
+    const unreadableFolder = (skill: SkillRef, relative: string) => (reason: string) =>
+      new SkillUnreadable({
+        skillId: skill.id,
+        path: relative || ".",
+        reason: `cannot read the folder (${reason}); try again`,
+      })
+
+    /** The folder's names, sorted: none when it is gone or not readable (see `SKIPPED_CODES`). */
+    const sortedNames = (at: string, failed: (reason: string) => SkillUnreadable) =>
+      Effect.flatMap(
+        Effect.promise(() =>
+          fs.readdir(at).then(
+            (names): { readonly names: Array<string> } => ({ names: names.sort() }),
+            (error: unknown) => ({ error }),
+          ),
+        ),
+        (read): Effect.Effect<Array<string>, SkillUnreadable> =>
+          "names" in read
+            ? Effect.succeed(read.names)
+            : skippedError(read.error)
+              ? Effect.succeed([])
+              : Effect.fail(failed(describeIoError(read.error))),
       )
 
     const rememberNames = (real: string, info: Stats | null, names: Array<string>) => {
@@ -497,26 +565,37 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * or answers `empty` when the folder is no longer there (moved, replaced by a link).
      */
     const inFolder = <A>(
+      skill: SkillRef,
+      relative: string,
       real: string,
       empty: A,
-      use: (at: string) => Effect.Effect<A>,
+      use: (at: string) => Effect.Effect<A, SkillUnreadable>,
       within?: string,
       opened?: FolderAccess,
-    ) =>
+    ): Effect.Effect<A, SkillUnreadable> =>
       opened !== undefined
         ? use(opened.at) // its opener closes it
         : Effect.acquireUseRelease(
             Effect.promise(() => openFolder(real, within)),
-            (access) => (access === null ? Effect.succeed(empty) : use(access.at)),
-            (access) => Effect.sync(() => access?.close()),
+            (folder) => {
+              switch (folder._tag) {
+                case "Open":
+                  return use(folder.access.at)
+                case "Skip":
+                  return Effect.succeed(empty)
+                case "Failed":
+                  return Effect.fail(unreadableFolder(skill, relative)(folder.reason))
+              }
+            },
+            (folder) => Effect.sync(() => (folder._tag === "Open" ? folder.access.close() : undefined)),
           )
 
-    /** The names in one real folder (reached through `at`), sorted; empty when it cannot be read. */
-    const namesIn = (real: string, at: string) =>
+    /** The names in one real folder (reached through `at`), sorted (see `sortedNames`). */
+    const namesIn = (real: string, at: string, failed: (reason: string) => SkillUnreadable) =>
       Effect.gen(function* () {
         const cached = folderNames.get(real)
         if (cached === undefined) {
-          const names = yield* sortedNames(at)
+          const names = yield* sortedNames(at, failed)
           rememberNames(real, null, names)
           return names
         }
@@ -525,7 +604,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         if (cached.fingerprint !== null && sameFingerprint(cached.fingerprint, fingerprintOf(info))) {
           return cached.names
         }
-        const names = yield* sortedNames(at)
+        const names = yield* sortedNames(at, failed)
         rememberNames(real, info, names)
         return names
       })
@@ -556,7 +635,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         const resolved = await asyncFs.realpath(named)
         if (resolved === null || !isInside(base, resolved)) return null
         target = resolved
-        info = await asyncFs.stat(target)
+        info = await statInside(base, target)
       }
       if (info === null) return null
       if (info.isDirectory()) return { name, real: target, type: "directory", info }
@@ -565,20 +644,23 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     }
 
     /** The entries of one real folder, sorted by name, from `offset`, at most `limit`. */
-    const entriesOf = (base: string, real: string, offset: number, limit: number) =>
-      inFolder(real, { entries: [], more: false }, (at) =>
+    const entriesOf = (skill: SkillRef, resolved: ResolvedPath, offset: number, limit: number) => {
+      const { base, real, relative } = resolved
+      return inFolder(skill, relative, real, { entries: [], more: false }, (at) =>
         Effect.gen(function* () {
-          const names = yield* namesIn(real, at)
+          const names = yield* namesIn(real, at, unreadableFolder(skill, relative))
           const entries = yield* examine(base, real, at, names.slice(offset, offset + limit))
           return { entries, more: offset + limit < names.length }
         }),
       )
+    }
 
     /**
      * Walks a folder of the skill depth-first in name order, calling `visit` for each entry
      * with its `/`-separated path; stops when `visit` answers false. Each real folder is read once.
      */
     const walk = (
+      skill: SkillRef,
       base: string,
       real: string,
       relative: string,
@@ -593,7 +675,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         depth: number,
         within?: string,
         top?: FolderAccess,
-      ): Effect.Effect<boolean> =>
+      ): Effect.Effect<boolean, SkillUnreadable> =>
         Effect.gen(function* () {
           if (visited.has(folder)) return true
           if (depth >= MAX_LISTING_DEPTH) {
@@ -602,11 +684,13 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           }
           visited.add(folder)
           return yield* inFolder(
+            skill,
+            prefix,
             folder,
             true,
             (at) =>
               Effect.gen(function* () {
-                const names = yield* namesIn(folder, at)
+                const names = yield* namesIn(folder, at, unreadableFolder(skill, prefix))
                 // A page at a time, so a walk that stops early never examines a whole huge folder.
                 for (let start = 0; start < names.length; start += WALK_PAGE) {
                   const entries = yield* examine(base, folder, at, names.slice(start, start + WALK_PAGE))
@@ -649,15 +733,21 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const list = Effect.fnUntraced(function* (skill: SkillRef, requested: string) {
       const resolved = yield* folder(skill, requested)
       const entries: Array<ListingEntry> = []
-      const complete = yield* walk(resolved.base, resolved.real, resolved.relative, (entry, entryPath) => {
-        if (entries.length >= MAX_LISTING) return false
-        entries.push(
-          entry.type === "directory"
-            ? { path: entryPath, type: "directory" }
-            : { path: entryPath, type: "file", size: entry.info.size },
-        )
-        return true
-      })
+      const complete = yield* walk(
+        skill,
+        resolved.base,
+        resolved.real,
+        resolved.relative,
+        (entry, entryPath) => {
+          if (entries.length >= MAX_LISTING) return false
+          entries.push(
+            entry.type === "directory"
+              ? { path: entryPath, type: "directory" }
+              : { path: entryPath, type: "file", size: entry.info.size },
+          )
+          return true
+        },
+      )
       const listing: Listing = { path: resolved.relative, entries, truncated: !complete }
       return listing
     })
@@ -670,7 +760,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       limit: number,
     ) {
       const resolved = yield* folder(skill, requested)
-      const { entries, more } = yield* entriesOf(resolved.base, resolved.real, offset, limit)
+      const { entries, more } = yield* entriesOf(skill, resolved, offset, limit)
       const prefix = resolved.relative === "" ? "" : `${resolved.relative}/`
       return {
         entries: entries.map(
@@ -710,7 +800,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const inventory = (skill: SkillRef) =>
       Effect.acquireUseRelease(
         openSkillFolder(skill),
-        ({ base, access }) => inventoryOf(base, access),
+        ({ base, access }) => inventoryOf(skill, base, access),
         ({ access }) => Effect.sync(() => access?.close()),
       )
 
@@ -753,11 +843,16 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           )
         : Effect.map(skillBase(skill), (base) => ({ base }))
 
-    const inventoryOf = Effect.fnUntraced(function* (base: string, access: FolderAccess | undefined) {
+    const inventoryOf = Effect.fnUntraced(function* (
+      skill: SkillRef,
+      base: string,
+      access: FolderAccess | undefined,
+    ) {
       const files: Array<{ readonly path: string; readonly real: string; readonly info: Stats }> = []
       let total = 0
       let problem: string | undefined
       const complete = yield* walk(
+        skill,
         base,
         base,
         "",

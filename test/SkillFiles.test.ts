@@ -258,6 +258,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
   const swapping = (folder: string, elsewhere: string) => {
     const pause = () => new Promise((resolve) => setTimeout(resolve, 1))
     let on = true
+    let swaps = 0
     const done = (async () => {
       while (on) {
         await fs.rename(folder, `${folder}.real`)
@@ -266,21 +267,28 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         await fs.unlink(folder)
         await fs.rename(`${folder}.real`, folder)
         await pause()
+        swaps++
       }
     })()
-    return Effect.promise(() => {
+    /** Stops, and answers how many times the folder was swapped. */
+    return Effect.promise(async () => {
       on = false
-      return done
+      await done
+      return swaps
     })
   }
 
-  /** A skill whose `refs/a.md` is walked late (after the 100 files of `aaa/`), and `outside/a.md`. */
+  /**
+   * A skill whose `refs/a.md` is walked late (after the 100 files of `aaa/`), with a link
+   * `zz-link` to `refs/a.md`, and `outside/a.md`, whose size (7,777 bytes) shows if it is listed.
+   */
   const swappable = (secret: string) => {
-    const tree: Record<string, string> = {
+    const tree: Record<string, string | { readonly symlink: string }> = {
       "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
       "skills/pdf/refs/a.md": "inside",
+      "skills/pdf/zz-link": { symlink: "refs/a.md" },
       [`outside/${secret}.md`]: secret,
-      "outside/a.md": secret,
+      "outside/a.md": secret.padEnd(7_777, "."),
     }
     for (let i = 0; i < 100; i++) tree[`skills/pdf/aaa/${i}.md`] = `inside ${i}`
     return tempTree(tree)
@@ -294,17 +302,19 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
       const stop = swapping(`${root}/skills/pdf/refs`, `${root}/outside`)
       const outcomes = new Set<string>()
+      const outsideDigest = sha(secret.padEnd(7_777, "."))
       for (let round = 0; round < 100; round++) {
         const result = yield* Effect.either(files.manifest(skill))
         if (result._tag === "Right") {
           for (const file of result.right.files) {
-            expect(file.digest).not.toBe(sha(secret))
+            expect(file.digest).not.toBe(outsideDigest)
             expect(file.path).not.toContain(secret)
+            expect(file.size).not.toBe(7_777)
           }
         }
         outcomes.add(result._tag === "Right" ? "listed" : result.left._tag)
       }
-      yield* stop
+      expect(yield* stop).toBeGreaterThan(10)
       // Refused as a swap, or as a file that went missing: never read outside.
       for (const outcome of outcomes) {
         expect(["listed", "SkillUnreadable", "PathEscape", "FileNotFound"]).toContain(outcome)
@@ -321,9 +331,15 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const stop = swapping(`${root}/skills/pdf/refs`, `${root}/outside`)
       for (let round = 0; round < 100; round++) {
         const listing = yield* Effect.either(files.list(skill, ""))
-        if (listing._tag === "Right") expect(JSON.stringify(listing.right)).not.toContain(secret)
+        if (listing._tag === "Right") {
+          expect(JSON.stringify(listing.right)).not.toContain(secret)
+          // Nor the size of an outside file, through the link.
+          expect(listing.right.entries.some((entry) => entry.type === "file" && entry.size === 7_777)).toBe(
+            false,
+          )
+        }
       }
-      yield* stop
+      expect(yield* stop).toBeGreaterThan(10)
     }),
   )
 
