@@ -831,6 +831,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
                 close()
                 return { base: await asyncFs.realpath(skill.dir), root }
               }
+              if (opened.endsWith(" (deleted)")) {
+                // Removed since it was opened: the folder is gone.
+                close()
+                return { base: null, root }
+              }
               return { base: opened, root, access: { at: `/proc/self/fd/${fd}`, close } }
             }),
             ({ base, root, access }) =>
