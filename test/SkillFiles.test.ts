@@ -278,38 +278,42 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     })
   }
 
+  /** Names of things outside the skill; `outside/a.md` has a size (7,777 bytes) that shows if listed. */
+  const SECRET = "outside-the-skill"
+  const OUTSIDE_SIZE = 7_777
+
   /**
    * A skill whose `refs/a.md` is walked late (after the 100 files of `aaa/`), with a link
-   * `zz-link` to `refs/a.md`, and `outside/a.md`, whose size (7,777 bytes) shows if it is listed.
+   * `zz-link` to `refs/a.md`, and an `outside/` folder with the same names; `refs` is swapped
+   * for a link to `outside` and back until `stop` (which answers how many swaps were made).
    */
-  const swappable = (secret: string) => {
+  const race = Effect.gen(function* () {
     const tree: Record<string, string | { readonly symlink: string }> = {
       "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
       "skills/pdf/refs/a.md": "inside",
       "skills/pdf/zz-link": { symlink: "refs/a.md" },
-      [`outside/${secret}.md`]: secret,
-      "outside/a.md": secret.padEnd(7_777, "."),
+      [`outside/${SECRET}.md`]: SECRET,
+      "outside/a.md": SECRET.padEnd(OUTSIDE_SIZE, "."),
     }
     for (let i = 0; i < 100; i++) tree[`skills/pdf/aaa/${i}.md`] = `inside ${i}`
-    return tempTree(tree)
-  }
+    const root = yield* tempTree(tree)
+    const files = yield* SkillFiles
+    const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
+    return { files, skill, stop: swapping(`${root}/skills/pdf/refs`, `${root}/outside`) }
+  })
 
   it.scoped("never hashes a file outside the skill when a folder is swapped for a link meanwhile", () =>
     Effect.gen(function* () {
-      const secret = "outside-the-skill"
-      const root = yield* swappable(secret)
-      const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
-      const stop = swapping(`${root}/skills/pdf/refs`, `${root}/outside`)
+      const { files, skill, stop } = yield* race
       const outcomes = new Set<string>()
-      const outsideDigest = sha(secret.padEnd(7_777, "."))
+      const outsideDigest = sha(SECRET.padEnd(OUTSIDE_SIZE, "."))
       for (let round = 0; round < 100; round++) {
         const result = yield* Effect.either(files.manifest(skill))
         if (result._tag === "Right") {
           for (const file of result.right.files) {
             expect(file.digest).not.toBe(outsideDigest)
-            expect(file.path).not.toContain(secret)
-            expect(file.size).not.toBe(7_777)
+            expect(file.path).not.toContain(SECRET)
+            expect(file.size).not.toBe(OUTSIDE_SIZE)
           }
         }
         outcomes.add(result._tag === "Right" ? "listed" : result.left._tag)
@@ -324,19 +328,15 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 
   it.scoped("never lists a name from outside the skill when a folder is swapped for a link meanwhile", () =>
     Effect.gen(function* () {
-      const secret = "outside-the-skill"
-      const root = yield* swappable(secret)
-      const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
-      const stop = swapping(`${root}/skills/pdf/refs`, `${root}/outside`)
+      const { files, skill, stop } = yield* race
       for (let round = 0; round < 100; round++) {
         const listing = yield* Effect.either(files.list(skill, ""))
         if (listing._tag === "Right") {
-          expect(JSON.stringify(listing.right)).not.toContain(secret)
+          expect(JSON.stringify(listing.right)).not.toContain(SECRET)
           // Nor the size of an outside file, through the link.
-          expect(listing.right.entries.some((entry) => entry.type === "file" && entry.size === 7_777)).toBe(
-            false,
-          )
+          expect(
+            listing.right.entries.some((entry) => entry.type === "file" && entry.size === OUTSIDE_SIZE),
+          ).toBe(false)
         }
       }
       expect(yield* stop).toBeGreaterThan(10)
