@@ -1,0 +1,76 @@
+/**
+ * A server short of file descriptors: a manifest whose folders cannot all be opened fails
+ * (SkillUnreadable, "try again") rather than come back short of files.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { BIN, initializeLine, jsonRpcLines } from "../support/server.js"
+import { skillMd, writeTree } from "../support/tree.js"
+
+const DEPTH = 10
+const decodeGetResult = Schema.decodeUnknownSync(
+  Schema.Struct({ skill: Schema.Struct({ resources: Schema.Array(Schema.Unknown) }) }),
+)
+let root: string
+
+beforeAll(async () => {
+  root = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-fds-")))
+  const tree: Record<string, string> = { "skills/deep/SKILL.md": skillMd("deep", "Ten folders deep.") }
+  let folder = "skills/deep"
+  for (let level = 0; level < DEPTH; level++) {
+    folder += "/n"
+    tree[`${folder}/f.md`] = `level ${level}`
+  }
+  await writeTree(root, tree)
+})
+
+afterAll(async () => {
+  await fs.rm(root, { recursive: true, force: true })
+})
+
+describe.runIf(process.platform === "linux")("a server short of file descriptors", () => {
+  it("answers each skills/get with every file of the skill or with an error, never with some", () => {
+    const requests = Array.from({ length: 40 }, (_, index) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: index + 2,
+        method: "skills/get",
+        params: { uri: "skill://deep/SKILL.md" },
+      }),
+    )
+    const lines = [
+      initializeLine(1, { extensions: { "io.modelcontextprotocol/skills": {} } }),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      ...requests,
+    ]
+    // A descriptor limit the server reaches with 40 deep manifests at once (it needs about 20
+    // of its own); the input ends after the requests, and the server answers them all first.
+    const run = spawnSync(
+      "bash",
+      ["-c", `ulimit -n 64 && exec "${process.execPath}" "${BIN}" --no-watch --skills-dir "${root}/skills"`],
+      {
+        input: `${lines.join("\n")}\n`,
+        env: { PATH: process.env.PATH ?? "", HOME: root, SKILLS_MCP_COMPILE_CACHE: "0" },
+        encoding: "utf8",
+        timeout: 30_000,
+      },
+    )
+    expect(run.status).toBe(0)
+    const answers = jsonRpcLines(run.stdout).filter(
+      (message) => typeof message.id === "number" && message.id > 1,
+    )
+    expect(answers).toHaveLength(40)
+    const outcomes = answers.map((answer) => {
+      if ("error" in answer) return "error"
+      const { skill } = decodeGetResult(answer.result)
+      return `files:${skill.resources.length}`
+    })
+    // SKILL.md and one file per level, or an error: never a manifest short of files.
+    for (const outcome of outcomes) expect(["error", `files:${DEPTH + 1}`]).toContain(outcome)
+    expect(outcomes).toContain("error")
+  })
+})
