@@ -284,6 +284,15 @@ const skippedError = (error: unknown): boolean => {
   return typeof code === "string" && SKIPPED_CODES.has(code)
 }
 
+/** How a walk reaches a folder: opens it (`openFolder`), or takes one opened already. */
+type FolderOpener = () => Promise<OpenedFolder>
+
+/** A folder its caller opened and closes: the walk reads through it, and leaves it open. */
+const alreadyOpen =
+  (access: FolderAccess): FolderOpener =>
+  () =>
+    Promise.resolve({ _tag: "Open", access: { at: access.at, close: () => undefined } })
+
 /**
  * The folder `real`, opened for reading (see `FolderAccess`). `within` is the folder's path
  * through its parent's open descriptor, when the parent was read that way: only the last name
@@ -561,34 +570,33 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     }
 
     /**
-     * Runs `use` with a path that reaches the real folder `real` itself (see `FolderAccess`),
-     * or answers `empty` when the folder is no longer there (moved, replaced by a link).
+     * Runs `use` with a path that reaches the folder itself (see `FolderAccess`) and the failure
+     * to give when it cannot be read now, or answers `empty` when it is no longer there (moved,
+     * replaced by a link) or not readable.
      */
     const inFolder = <A>(
       skill: SkillRef,
       relative: string,
-      real: string,
+      open: FolderOpener,
       empty: A,
-      use: (at: string) => Effect.Effect<A, SkillUnreadable>,
-      within?: string,
-      opened?: FolderAccess,
-    ): Effect.Effect<A, SkillUnreadable> =>
-      opened !== undefined
-        ? use(opened.at) // its opener closes it
-        : Effect.acquireUseRelease(
-            Effect.promise(() => openFolder(real, within)),
-            (folder) => {
-              switch (folder._tag) {
-                case "Open":
-                  return use(folder.access.at)
-                case "Skip":
-                  return Effect.succeed(empty)
-                case "Failed":
-                  return Effect.fail(unreadableFolder(skill, relative)(folder.reason))
-              }
-            },
-            (folder) => Effect.sync(() => (folder._tag === "Open" ? folder.access.close() : undefined)),
-          )
+      use: (at: string, failed: (reason: string) => SkillUnreadable) => Effect.Effect<A, SkillUnreadable>,
+    ): Effect.Effect<A, SkillUnreadable> => {
+      const failed = unreadableFolder(skill, relative)
+      return Effect.acquireUseRelease(
+        Effect.promise(open),
+        (folder) => {
+          switch (folder._tag) {
+            case "Open":
+              return use(folder.access.at, failed)
+            case "Skip":
+              return Effect.succeed(empty)
+            case "Failed":
+              return Effect.fail(failed(folder.reason))
+          }
+        },
+        (folder) => Effect.sync(() => (folder._tag === "Open" ? folder.access.close() : undefined)),
+      )
+    }
 
     /** The names in one real folder (reached through `at`), sorted (see `sortedNames`). */
     const namesIn = (real: string, at: string, failed: (reason: string) => SkillUnreadable) =>
@@ -646,12 +654,17 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     /** The entries of one real folder, sorted by name, from `offset`, at most `limit`. */
     const entriesOf = (skill: SkillRef, resolved: ResolvedPath, offset: number, limit: number) => {
       const { base, real, relative } = resolved
-      return inFolder(skill, relative, real, { entries: [], more: false }, (at) =>
-        Effect.gen(function* () {
-          const names = yield* namesIn(real, at, unreadableFolder(skill, relative))
-          const entries = yield* examine(base, real, at, names.slice(offset, offset + limit))
-          return { entries, more: offset + limit < names.length }
-        }),
+      return inFolder(
+        skill,
+        relative,
+        () => openFolder(real),
+        { entries: [], more: false },
+        (at, failed) =>
+          Effect.gen(function* () {
+            const names = yield* namesIn(real, at, failed)
+            const entries = yield* examine(base, real, at, names.slice(offset, offset + limit))
+            return { entries, more: offset + limit < names.length }
+          }),
       )
     }
 
@@ -665,16 +678,15 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       real: string,
       relative: string,
       visit: (entry: FolderEntry, path: string) => boolean,
-      /** `real`, already opened for reading (its opener closes it). */
-      opened?: FolderAccess,
+      /** How to reach `real` (by default, opened by its real path). */
+      open: FolderOpener = () => openFolder(real),
     ) => {
       const visited = new Set<string>()
       const go = (
         folder: string,
         prefix: string,
         depth: number,
-        within?: string,
-        top?: FolderAccess,
+        open: FolderOpener,
       ): Effect.Effect<boolean, SkillUnreadable> =>
         Effect.gen(function* () {
           if (visited.has(folder)) return true
@@ -683,36 +695,30 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             return true
           }
           visited.add(folder)
-          return yield* inFolder(
-            skill,
-            prefix,
-            folder,
-            true,
-            (at) =>
-              Effect.gen(function* () {
-                const names = yield* namesIn(folder, at, unreadableFolder(skill, prefix))
-                // A page at a time, so a walk that stops early never examines a whole huge folder.
-                for (let start = 0; start < names.length; start += WALK_PAGE) {
-                  const entries = yield* examine(base, folder, at, names.slice(start, start + WALK_PAGE))
-                  for (const entry of entries) {
-                    const entryPath = prefix === "" ? entry.name : `${prefix}/${entry.name}`
-                    if (!visit(entry, entryPath)) return false
-                    if (entry.type !== "directory") continue
-                    // A folder found here (not through a link) is opened through this one.
-                    const plain = entry.real === path.join(folder, entry.name)
-                    const inside = plain && at !== folder ? path.join(at, entry.name) : undefined
-                    if (!(yield* go(entry.real, entryPath, depth + 1, inside))) return false
-                  }
+          return yield* inFolder(skill, prefix, open, true, (at, failed) =>
+            Effect.gen(function* () {
+              const names = yield* namesIn(folder, at, failed)
+              // A page at a time, so a walk that stops early never examines a whole huge folder.
+              for (let start = 0; start < names.length; start += WALK_PAGE) {
+                const entries = yield* examine(base, folder, at, names.slice(start, start + WALK_PAGE))
+                for (const entry of entries) {
+                  const entryPath = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+                  if (!visit(entry, entryPath)) return false
+                  if (entry.type !== "directory") continue
+                  // A folder found here (not through a link) is opened through this one.
+                  const plain = entry.real === path.join(folder, entry.name)
+                  const inside = plain && at !== folder ? path.join(at, entry.name) : undefined
+                  const child = () => openFolder(entry.real, inside)
+                  if (!(yield* go(entry.real, entryPath, depth + 1, child))) return false
                 }
-                return true
-              }),
-            within,
-            top,
+              }
+              return true
+            }),
           )
         })
       let tooDeep = false
       /** Whether every entry was visited (false: `visit` stopped it, or folders nest too deep). */
-      return Effect.map(go(real, relative, 0, undefined, opened), (finished) => finished && !tooDeep)
+      return Effect.map(go(real, relative, 0, open), (finished) => finished && !tooDeep)
     }
 
     /** A folder of the skill, or a failure saying why the path is not one. */
@@ -879,7 +885,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           files.push({ path: entryPath, real: entry.real, info: entry.info })
           return true
         },
-        access,
+        access === undefined ? undefined : alreadyOpen(access),
       )
       if (problem === undefined && !complete) {
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`
