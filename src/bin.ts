@@ -7,7 +7,12 @@ import { Effect, Exit } from "effect"
 import { config as zodConfig } from "zod/v4/core"
 import { run } from "./Cli.js"
 import { manageHeap } from "./HeapTuning.js"
+import { restoreStackTraces } from "./LoadStacks.js"
 import { writeStderr } from "./Logging.js"
+
+// Every module has loaded: stack traces are captured again (the launcher turned them off
+// while the bundle loaded; src/LoadStacks.ts).
+restoreStackTraces()
 
 // The MCP SDK checks every message with zod, which by default compiles a parser with
 // `new Function` for each message type the first time it sees one, a cost paid by

@@ -22,6 +22,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as vm from "node:vm"
 import { tuneHeap } from "./HeapTuning.js"
+import { quietStackTraces } from "./LoadStacks.js"
 
 const bundle = path.join(__dirname, "skills-mcp.cjs")
 
@@ -125,6 +126,8 @@ const main = () => {
   // src/HeapTuning.ts) and the old one grows by at most 30% between full collections. Flags
   // the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
   tuneHeap()
+  // The server puts the limit back once its modules have loaded (src/LoadStacks.ts).
+  quietStackTraces()
   if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return void require(bundle)
   const folder = cacheFolder()
   const bytes = fs.readFileSync(bundle)

@@ -206,3 +206,37 @@ describe("the build's code cache", () => {
     expect(written.length).toBeGreaterThan(100_000)
   })
 })
+
+describe("stack traces while the bundle loads", () => {
+  /**
+   * A preload that counts the stack traces formatted with frames, and reports that count and
+   * `Error.stackTraceLimit` on stderr as the server writes its first answer.
+   */
+  const WATCH_STACKS = `
+let formatted = 0
+Error.prepareStackTrace = (error, sites) => {
+  if (sites.length > 0) formatted++
+  return [String(error), ...sites.map((site) => "    at " + site)].join("\\n")
+}
+const write = process.stdout.write
+process.stdout.write = function (...args) {
+  process.stdout.write = write
+  require("node:fs").writeSync(2, "STACKS " + JSON.stringify({ formatted, limit: Error.stackTraceLimit }) + "\\n")
+  return write.apply(this, args)
+}
+`
+
+  const stacksAtFirstAnswer = async (nodeOptions: string) => {
+    const preload = path.join(home, "watch-stacks.cjs")
+    await fs.writeFile(preload, WATCH_STACKS)
+    const run = await serve({ NODE_OPTIONS: `--require ${preload} ${nodeOptions}` })
+    const line = run.stderr.split("\n").find((text) => text.startsWith("STACKS "))
+    return JSON.parse(line?.slice("STACKS ".length) ?? "null")
+  }
+
+  it("formats none before the first answer, and the limit is back as it was once the modules loaded", async () => {
+    // Effect's Utils module formats one as it loads: 2 to 3 ms of every start (src/LoadStacks.ts).
+    expect(await stacksAtFirstAnswer("")).toEqual({ formatted: 0, limit: 10 })
+    expect(await stacksAtFirstAnswer("--stack-trace-limit=25")).toEqual({ formatted: 0, limit: 25 })
+  })
+})

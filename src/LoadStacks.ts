@@ -1,0 +1,31 @@
+/**
+ * LoadStacks: no stack traces while the bundled server's modules load.
+ *
+ * Effect's `Utils` module formats one stack trace as it loads, to choose between two call
+ * wrappers (the bundler's minifier makes them identical). In a 1.5 MB script that is the
+ * first source position V8 looks up, and it cost 1.7 to 3.5 ms of every start. So the
+ * launcher (src/launch.ts) sets `Error.stackTraceLimit` to 0 while the bundle loads, and the
+ * executable (src/bin.ts) sets it back first thing, once every module it imports has loaded;
+ * the limit goes back as it was (Node's default, or the user's `--stack-trace-limit`). An
+ * error thrown while the modules load has no stack (the message still says what failed). The
+ * bundle run without the launcher leaves the limit alone. Only Node's globals are used here:
+ * the launcher imports it.
+ */
+
+/** Where the launcher keeps the limit it replaced: a global both bundles see. */
+const SAVED_LIMIT = Symbol.for("skills-mcp/stackTraceLimit")
+
+/** The launcher, before the bundle loads: no stack traces until `restoreStackTraces`. */
+export const quietStackTraces = (): void => {
+  if (typeof Error.stackTraceLimit !== "number") return
+  Reflect.set(globalThis, SAVED_LIMIT, Error.stackTraceLimit)
+  Error.stackTraceLimit = 0
+}
+
+/** The executable, once its modules have loaded: the limit the launcher replaced, if any. */
+export const restoreStackTraces = (): void => {
+  const saved: unknown = Reflect.get(globalThis, SAVED_LIMIT)
+  if (typeof saved !== "number") return
+  Error.stackTraceLimit = saved
+  Reflect.deleteProperty(globalThis, SAVED_LIMIT)
+}
