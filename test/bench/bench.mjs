@@ -336,6 +336,24 @@ const measureSize = async (size, corpus, ids) => {
   result.notificationsForOneEdit = kinds.join("/")
   result.notificationsTotal = session.notifications.length - notesBefore
   result.peakRssMb = peakRss(pid)
+  if (!large) {
+    log("  every skill over skills/list")
+    // What a host of the Skills extension may do on connecting: page through the whole catalog,
+    // which computes (and keeps) a digest of every file of every skill. Not at 50,000 skills
+    // (about a minute).
+    const listed = await time(async () => {
+      let cursor
+      do {
+        const page = await client.request(
+          { method: "skills/list", params: cursor === undefined ? {} : { cursor } },
+          ResultSchema,
+        )
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+    })
+    result.listAllMs = listed.ms
+    result.peakRssAfterListAllMb = peakRss(pid)
+  }
   await close(session)
   fs.writeFileSync(victimFile, original)
   fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
@@ -413,6 +431,14 @@ const table = (results, floor) => {
     ["get_skill 1,000 concurrent, ms/request", (r) => fixed(r.concurrentPerRequestMs, 2)],
     ["  concurrent / sequential", (r) => `${fixed(r.concurrentPerRequestMs / r.sequentialPerRequestMs, 2)}x`],
     ["peak RSS (VmHWM) MB", (r) => fixed(r.peakRssMb, 0)],
+    [
+      "every skill over skills/list, s",
+      (r) => (r.listAllMs === undefined ? "-" : fixed(r.listAllMs / 1000, 1)),
+    ],
+    [
+      "  peak RSS after it MB",
+      (r) => (r.peakRssAfterListAllMb === undefined ? "-" : fixed(r.peakRssAfterListAllMb, 0)),
+    ],
     ["fresh after edit, watcher, ms", (r) => fixed(r.freshEditMs, 0)],
     ["fresh after add, watcher, ms", (r) => fixed(r.freshAddMs, 0)],
     ["one edit: notifications tools/prompts/resources", (r) => r.notificationsForOneEdit],
