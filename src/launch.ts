@@ -22,7 +22,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as vm from "node:vm"
 import { tuneHeap } from "./HeapTuning.js"
-import { quietStackTraces } from "./LoadStacks.js"
+import { quietStackTraces, restoreStackTraces } from "./LoadStacks.js"
 
 const bundle = path.join(__dirname, "skills-mcp.cjs")
 
@@ -112,8 +112,30 @@ const run = (source: string, cachedData: Buffer | undefined) => {
   const module = { exports: {} }
   const compiled: unknown = script.runInThisContext()
   if (typeof compiled !== "function") throw new Error("the bundle did not compile to a module wrapper")
-  compiled.call(module.exports, module.exports, createRequire(bundle), module, bundle, path.dirname(bundle))
+  loading(() =>
+    compiled.call(
+      module.exports,
+      module.exports,
+      createRequire(bundle),
+      module,
+      bundle,
+      path.dirname(bundle),
+    ),
+  )
   return script
+}
+
+/**
+ * Runs the bundle with no stack trace formatted while its modules load (src/LoadStacks.ts):
+ * the server puts the limit back once they have loaded, and this does if it did not.
+ */
+const loading = (load: () => void) => {
+  quietStackTraces()
+  try {
+    load()
+  } finally {
+    restoreStackTraces()
+  }
 }
 
 const main = () => {
@@ -126,9 +148,7 @@ const main = () => {
   // src/HeapTuning.ts) and the old one grows by at most 30% between full collections. Flags
   // the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
   tuneHeap()
-  // The server puts the limit back once its modules have loaded (src/LoadStacks.ts).
-  quietStackTraces()
-  if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return void require(bundle)
+  if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return loading(() => require(bundle))
   const folder = cacheFolder()
   const bytes = fs.readFileSync(bundle)
   // Keyed by the bundle file's identity (an edited or reinstalled bundle has another) and by

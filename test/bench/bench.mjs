@@ -431,10 +431,7 @@ const table = (results, floor) => {
     ["get_skill 1,000 concurrent, ms/request", (r) => fixed(r.concurrentPerRequestMs, 2)],
     ["  concurrent / sequential", (r) => `${fixed(r.concurrentPerRequestMs / r.sequentialPerRequestMs, 2)}x`],
     ["peak RSS (VmHWM) MB", (r) => fixed(r.peakRssMb, 0)],
-    [
-      "every skill over skills/list, s",
-      (r) => (r.listAllMs === undefined ? "-" : fixed(r.listAllMs / 1000, 1)),
-    ],
+    ["every skill over skills/list, ms", (r) => (r.listAllMs === undefined ? "-" : fixed(r.listAllMs, 0))],
     [
       "  peak RSS after it MB",
       (r) => (r.peakRssAfterListAllMb === undefined ? "-" : fixed(r.peakRssAfterListAllMb, 0)),

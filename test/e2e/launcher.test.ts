@@ -226,17 +226,28 @@ process.stdout.write = function (...args) {
 }
 `
 
-  const stacksAtFirstAnswer = async (nodeOptions: string) => {
+  const stacksAtFirstAnswer = async (nodeOptions: string, env: Record<string, string> = {}) => {
     const preload = path.join(home, "watch-stacks.cjs")
     await fs.writeFile(preload, WATCH_STACKS)
-    const run = await serve({ NODE_OPTIONS: `--require ${preload} ${nodeOptions}` })
+    const run = await serve({ NODE_OPTIONS: `--require ${preload} ${nodeOptions}`, ...env })
     const line = run.stderr.split("\n").find((text) => text.startsWith("STACKS "))
     return JSON.parse(line?.slice("STACKS ".length) ?? "null")
   }
 
   it("formats none before the first answer, and the limit is back as it was once the modules loaded", async () => {
-    // Effect's Utils module formats one as it loads: 2 to 3 ms of every start (src/LoadStacks.ts).
+    // Effect's Utils module formats one as it loads: 1.8 to 2.9 ms of every start (src/LoadStacks.ts).
     expect(await stacksAtFirstAnswer("")).toEqual({ formatted: 0, limit: 10 })
     expect(await stacksAtFirstAnswer("--stack-trace-limit=25")).toEqual({ formatted: 0, limit: 25 })
+    // Without the code cache the bundle is loaded by `require`, the same way.
+    expect(await stacksAtFirstAnswer("", { SKILLS_MCP_COMPILE_CACHE: "0" })).toEqual({
+      formatted: 0,
+      limit: 10,
+    })
+  })
+
+  it("leaves the limit alone where it cannot be changed: the server starts under frozen intrinsics", async () => {
+    // `serve` checks that `initialize` is answered and that the process exits cleanly.
+    const run = await serve({ NODE_OPTIONS: "--frozen-intrinsics" })
+    expect(run.stderr).not.toContain("TypeError")
   })
 })
