@@ -1,13 +1,12 @@
 /**
  * Small, shared filesystem helpers. Containment decisions use the kernel's realpath
- * (`fs.promises.realpath`), never the JavaScript re-implementation behind `fs.realpath`,
+ * (`fs.realpath.native`), never the JavaScript re-implementation behind `fs.realpath`,
  * which collapses `..` before following the next link.
  */
 import type { Stats } from "node:fs"
-import { promises as fs } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
-import { asyncFs } from "./FsPort.js"
+import { asyncFs, fsAsync } from "./FsPort.js"
 
 /** What identifies one version of a file: a change to any of these means "re-read it". */
 export interface Fingerprint {
@@ -38,10 +37,10 @@ const orNull = <A>(promise: () => Promise<A>): Effect.Effect<A | null> =>
   Effect.promise(() => promise().catch(() => null))
 
 /** The kernel's realpath, or null when the path cannot be resolved (missing, loop, no access). */
-export const realPathNative = (target: string) => orNull(() => fs.realpath(target))
-export const lstatOrNull = (target: string) => orNull(() => fs.lstat(target))
-export const statOrNull = (target: string) => orNull(() => fs.stat(target))
-export const readDirOrNull = (dir: string) => orNull(() => fs.readdir(dir, { withFileTypes: true }))
+export const realPathNative = (target: string) => orNull(() => fsAsync.realpath(target))
+export const lstatOrNull = (target: string) => orNull(() => fsAsync.lstat(target))
+export const statOrNull = (target: string) => orNull(() => fsAsync.stat(target))
+export const readDirOrNull = (dir: string) => orNull(() => fsAsync.readdir(dir, { withFileTypes: true }))
 
 /** Kernel realpaths of several paths, asked at once: one wait instead of one per path. */
 export const realPathsNative = (targets: ReadonlyArray<string>): Effect.Effect<Array<string | null>> =>

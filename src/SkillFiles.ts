@@ -7,9 +7,8 @@
  */
 import type { Stats } from "node:fs"
 import * as fsCallback from "node:fs"
-import { constants, promises as fs } from "node:fs"
+import { constants } from "node:fs"
 import * as path from "node:path"
-import { promisify } from "node:util"
 import { Effect, Either } from "effect"
 import { SKILL_FILE } from "./Discovery.js"
 import type { SkillError } from "./Errors.js"
@@ -24,7 +23,7 @@ import {
 } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { beginsWithFrontmatter, describeIoError, parseSkillText } from "./Frontmatter.js"
-import { asyncFs, mapLimit } from "./FsPort.js"
+import { asyncFs, fsAsync, mapLimit } from "./FsPort.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 import type { Fingerprint } from "./Paths.js"
 import {
@@ -232,18 +231,18 @@ export const isBinary = (bytes: Uint8Array): boolean => {
 export { mimeTypeOf } from "./MimeTypes.js"
 
 /**
- * Files are read through plain descriptors and the callback API, not fs/promises' FileHandle,
- * whose calls cost more of the event loop: a read as `readResolved` makes it (open, the opened
- * path and stat, read, close) took 0.23 to 0.27 ms of CPU instead of 0.28 to 0.33 in isolation
- * (3,000 reads of a SKILL.md, three runs each; end to end, `get_skill` showed no difference
- * out of the machine's noise).
+ * Files are read through plain descriptors and the callback API (src/FsPort.ts), not
+ * fs/promises' FileHandle, whose calls cost more of the event loop: a read as `readResolved`
+ * makes it (open, the opened path and stat, read, close) took 0.23 to 0.27 ms of CPU instead
+ * of 0.28 to 0.33 in isolation (3,000 reads of a SKILL.md, three runs each; end to end,
+ * `get_skill` showed no difference out of the machine's noise).
  */
-const openFd = promisify(fsCallback.open)
-const fstatFd = promisify(fsCallback.fstat)
-const readFd = promisify(fsCallback.read)
+const openFd = fsAsync.open
+const fstatFd = fsAsync.fstat
+const readFd = fsAsync.read
 
 /** On Linux, the path the kernel actually opened (`/proc/self/fd/N`); null elsewhere. */
-const openedPath = (fd: number) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => null)
+const openedPath = (fd: number) => fsAsync.readlink(`/proc/self/fd/${fd}`).catch(() => null)
 
 /**
  * A folder of a skill, reached for reading its names and their stats. A folder found inside
@@ -564,7 +563,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const sortedNames = (at: string, failed: (reason: string) => SkillUnreadable) =>
       Effect.flatMap(
         Effect.promise(() =>
-          fs.readdir(at).then(
+          fsAsync.readdir(at).then(
             (names): { readonly names: Array<string> } => ({ names: names.sort() }),
             (error: unknown) => ({ error }),
           ),

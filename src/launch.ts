@@ -20,6 +20,7 @@ import * as fs from "node:fs"
 import { createRequire, Module } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
+import { promisify } from "node:util"
 import * as vm from "node:vm"
 import { tuneHeap } from "./HeapTuning.js"
 import { quietStackTraces, restoreStackTraces } from "./LoadStacks.js"
@@ -185,19 +186,24 @@ const main = () => {
   }
   /** What the user's cache gets: a copy of the build's when V8 took it, else V8's data by then. */
   const content = built !== undefined && !script.cachedDataRejected ? () => built : cachedDataNow
-  // While serving, the cache is written without blocking the event loop.
+  // While serving, the cache is written without blocking the event loop. Through the
+  // callback API, as the server's own reads (src/FsPort.ts): `fs.promises` would load eight
+  // modules of Node's in the middle of serving.
+  const writeFileAsync = promisify(fs.writeFile)
+  const renameAsync = promisify(fs.rename)
+  const readdirAsync = promisify(fs.readdir)
+  const rmAsync = promisify(fs.rm)
   const saveLater = () => {
     const temporary = `${file}.${process.pid}.tmp`
     const data = content()
-    fs.promises
-      .writeFile(temporary, data, { mode: 0o600 })
-      .then(() => fs.promises.rename(temporary, file))
+    writeFileAsync(temporary, data, { mode: 0o600 })
+      .then(() => renameAsync(temporary, file))
       .then(() => {
         saved = true
-        return fs.promises.readdir(folder)
+        return readdirAsync(folder)
       })
-      .then((names) => Promise.all(stale(names).map((name) => fs.promises.rm(name, { force: true }))))
-      .catch(() => fs.promises.rm(temporary, { force: true }).catch(() => undefined))
+      .then((names) => Promise.all(stale(names).map((name) => rmAsync(name, { force: true }))))
+      .catch(() => rmAsync(temporary, { force: true }).catch(() => undefined))
   }
   // At exit nothing is served any more: the cache is written synchronously if it is not in
   // place yet (a session shorter than SAVE_AFTER_MS, or one that ends while the write above is

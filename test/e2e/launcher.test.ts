@@ -7,6 +7,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { eventually, initializeLine, jsonRpcLines, PROJECT, runRaw, startServer } from "../support/server.js"
 
@@ -249,5 +250,56 @@ process.stdout.write = function (...args) {
     // `serve` checks that `initialize` is answered and that the process exits cleanly.
     const run = await serve({ NODE_OPTIONS: "--frozen-intrinsics" })
     expect(run.stderr).not.toContain("TypeError")
+  })
+})
+
+describe("Node's fs/promises module", () => {
+  /** A preload that reports, as the process exits, which of these of Node's modules it loaded. */
+  const WATCH_MODULES = `
+process.on("exit", () => {
+  const loaded = (name) => process.moduleLoadList.includes("NativeModule " + name)
+  const report = { promises: loaded("internal/fs/promises"), watchers: loaded("internal/fs/watchers") }
+  require("node:fs").writeSync(2, "MODULES " + JSON.stringify(report) + "\\n")
+})
+`
+
+  it("is loaded neither by a request nor by the launcher writing its cache", async () => {
+    // Node 20 loads it, and seven modules with it, on first use: 2 to 3 ms of the first request
+    // that read a file (src/FsPort.ts).
+    const preload = path.join(home, "watch-modules.cjs")
+    await fs.writeFile(preload, WATCH_MODULES)
+    const server = await startServer(["--skills-dir", SKILLS], {
+      env: { HOME: home, SKILLS_MCP_CACHE_DIR: cacheDir, NODE_OPTIONS: `--require ${preload}` },
+      capabilities: { extensions: { "io.modelcontextprotocol/skills": {} } },
+    })
+    try {
+      // The cache written in the background, while serving.
+      await eventually(async () => expect(await caches()).toHaveLength(1))
+      const { client } = server
+      const calls = [
+        { name: "list_skills", arguments: { query: "pdf forms" } },
+        { name: "get_skill", arguments: { id: "pdf-processing" } },
+        { name: "get_skill", arguments: { id: "no-such-skill" } },
+        { name: "read_skill_file", arguments: { id: "pdf-processing" } },
+        { name: "read_skill_file", arguments: { id: "pdf-processing", path: "references/forms.md" } },
+        { name: "read_skill_file", arguments: { id: "pdf-processing", path: "references/none.md" } },
+      ]
+      for (const call of calls) expect(await client.callTool(call)).toHaveProperty("content")
+      await client.readResource({ uri: "skill://pdf-processing/SKILL.md" })
+      const listed = await client.request({ method: "skills/list", params: {} }, ResultSchema)
+      expect(listed).toHaveProperty("skills")
+      await client.request(
+        { method: "skills/get", params: { uri: "skill://pdf-processing/SKILL.md" } },
+        ResultSchema,
+      )
+    } finally {
+      await server.close()
+    }
+    const line = server
+      .stderr()
+      .split("\n")
+      .find((text) => text.startsWith("MODULES "))
+    // The watcher's module shows the report sees what a server run loads.
+    expect(JSON.parse(line?.slice("MODULES ".length) ?? "null")).toEqual({ promises: false, watchers: true })
   })
 })
