@@ -93,6 +93,16 @@ const tokenize = (text: string) => text.split(WORD_SEPARATORS)
 /** Edits tolerated for a query word of this length. */
 const typosFor = (word: string) => (word.length >= 9 ? 2 : word.length >= 5 ? 1 : false)
 
+/** Which of a double's two 32-bit words holds its low bits, and which its sign and exponent. */
+const LOW_WORD = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1
+const HIGH_WORD = 1 - LOW_WORD
+
+/** The radix sort's digits: three passes of 11 bits cover a 32-bit word. */
+const DIGIT_BITS = 11
+const DIGIT_PASSES = 3
+const DIGIT_VALUES = 1 << DIGIT_BITS
+const DIGIT_MASK = DIGIT_VALUES - 1
+
 /** Most skills a query's words may be held by, summed over the words. */
 const MAX_QUERY_POSTINGS = 10_000
 
@@ -188,6 +198,14 @@ class SkillIndex<S extends Searchable> {
   private share: Float64Array = new Float64Array(0)
   private words: Uint32Array = new Uint32Array(0)
   private place: Float64Array = new Float64Array(0)
+  /** `total`'s bits, two 32-bit words per document (see `bestFirst`). */
+  private scoreBits: Uint32Array = new Uint32Array(0)
+  /** Room for the sort of a ranking (see `bestFirst`), reused as `total` is. */
+  private order: Uint32Array = new Uint32Array(0)
+  private spareOrder: Uint32Array = new Uint32Array(0)
+  private sortKeys: Uint32Array = new Uint32Array(0)
+  private spareKeys: Uint32Array = new Uint32Array(0)
+  private readonly digits = new Uint32Array(DIGIT_PASSES * DIGIT_VALUES)
 
   get size() {
     return this.documentOf.size
@@ -430,6 +448,77 @@ class SkillIndex<S extends Searchable> {
     }
   }
 
+  /**
+   * The skills of `ranked` (document numbers), best first: by score, then catalog position.
+   * A radix sort (stable, least significant digit first: the position, then the score's bits,
+   * inverted for best first; a positive double's bits order as the number does), not the
+   * engine's sort with a comparator: a ranking of 7,000 skills makes about 90,000
+   * comparisons, and calling a function for each was a third of the query's time. Over
+   * mcpbench's 10,000 skills (in process, warm), the bench's 200 queries took 0.23 to 0.24 ms
+   * each on average instead of 0.29 to 0.37, and the slowest (6,764 skills ranked) 1.2 to 1.6
+   * ms instead of 1.9 to 2.1. Digits of 11 bits: 8 bits took 0.24 to 0.30 ms, 16 bits 0.65.
+   */
+  private bestFirst(ranked: ReadonlyArray<number>): Array<S> {
+    const count = ranked.length
+    const { place, scoreBits, digits } = this
+    let order = this.order.subarray(0, count)
+    let spare = this.spareOrder.subarray(0, count)
+    let keys = this.sortKeys.subarray(0, count)
+    let spareKeys = this.spareKeys.subarray(0, count)
+    for (let at = 0; at < count; at++) order[at] = ranked[at] ?? 0
+    // Three 32-bit words, least significant first: the position, the score's low and high bits.
+    for (let word = 0; word < 3; word++) {
+      for (let at = 0; at < count; at++) {
+        const document = order[at] ?? 0
+        keys[at] =
+          word === 0
+            ? (place[document] ?? 0)
+            : ~(scoreBits[document * 2 + (word === 1 ? LOW_WORD : HIGH_WORD)] ?? 0) >>> 0
+      }
+      // The counts of every digit of the word, in one pass over the keys.
+      digits.fill(0)
+      for (let at = 0; at < count; at++) {
+        const key = keys[at] ?? 0
+        for (let pass = 0; pass < DIGIT_PASSES; pass++) {
+          const digit = pass * DIGIT_VALUES + ((key >>> (pass * DIGIT_BITS)) & DIGIT_MASK)
+          digits[digit] = (digits[digit] ?? 0) + 1
+        }
+      }
+      for (let pass = 0; pass < DIGIT_PASSES; pass++) {
+        const shift = pass * DIGIT_BITS
+        const base = pass * DIGIT_VALUES
+        // One digit for all: this pass would leave the order as it is.
+        if (digits[base + (((keys[0] ?? 0) >>> shift) & DIGIT_MASK)] === count) continue
+        let sum = 0
+        for (let digit = base; digit < base + DIGIT_VALUES; digit++) {
+          const many = digits[digit] ?? 0
+          digits[digit] = sum
+          sum += many
+        }
+        for (let at = 0; at < count; at++) {
+          const key = keys[at] ?? 0
+          const digit = base + ((key >>> shift) & DIGIT_MASK)
+          const slot = digits[digit] ?? 0
+          digits[digit] = slot + 1
+          spare[slot] = order[at] ?? 0
+          spareKeys[slot] = key
+        }
+        const sorted = spare
+        spare = order
+        order = sorted
+        const sortedKeys = spareKeys
+        spareKeys = keys
+        keys = sortedKeys
+      }
+    }
+    const skills: Array<S> = []
+    for (let at = 0; at < count; at++) {
+      const skill = this.documents[order[at] ?? 0]
+      if (skill !== undefined) skills.push(skill)
+    }
+    return skills
+  }
+
   /** Skills by relevance to `words` (at most 16), best first; see `rank`. */
   rankWords(words: ReadonlyArray<string>): Ranking<S> {
     if (this.normsStale) {
@@ -441,8 +530,13 @@ class SkillIndex<S extends Searchable> {
       this.total = new Float64Array(size)
       this.share = new Float64Array(size)
       this.words = new Uint32Array(size)
+      this.scoreBits = new Uint32Array(this.total.buffer)
+      this.order = new Uint32Array(size)
+      this.spareOrder = new Uint32Array(size)
+      this.sortKeys = new Uint32Array(size)
+      this.spareKeys = new Uint32Array(size)
     }
-    const { total, share, words: matched, place, documents } = this
+    const { total, share, words: matched } = this
     const hits: Array<number> = []
     // Indexed loops: for-of loops here allocated an iterator result per skill whenever V8 did
     // not optimise them (21 MB over the bench's 200 queries at 10,000 skills, in process).
@@ -468,12 +562,7 @@ class SkillIndex<S extends Searchable> {
       const document = ranked[at] ?? 0
       total[document] = (total[document] ?? 0) * bitCount(matched[document] ?? 0)
     }
-    ranked.sort((a, b) => (total[b] ?? 0) - (total[a] ?? 0) || (place[a] ?? 0) - (place[b] ?? 0))
-    const skills: Array<S> = []
-    for (let at = 0; at < ranked.length; at++) {
-      const skill = documents[ranked[at] ?? 0]
-      if (skill !== undefined) skills.push(skill)
-    }
+    const skills = this.bestFirst(ranked)
     for (let at = 0; at < hits.length; at++) {
       const document = hits[at] ?? 0
       total[document] = 0

@@ -107,7 +107,7 @@ const referenceRank = (skills: ReadonlyArray<Searchable>, query: string): Array<
 
 describe("search ranking", () => {
   /** A deterministic catalog whose words overlap, begin one another and differ by a letter. */
-  const generated = (): Array<Searchable> => {
+  const generated = (count = 400): Array<Searchable> => {
     const words = [
       "report",
       "reports",
@@ -145,7 +145,7 @@ describe("search ranking", () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
       return seed % below
     }
-    return Array.from({ length: 400 }, (_, at) => {
+    return Array.from({ length: count }, (_, at) => {
       const pick = () => words[next(words.length)] ?? "data"
       const id = `${pick()}-${pick()}-${at}`
       const description = Array.from({ length: 4 + next(12) }, pick).join(" ")
@@ -182,6 +182,27 @@ describe("search ranking", () => {
     const remaining = first === undefined ? others : [...others, first]
     index.sync(remaining, new Map(remaining.map((entry) => [entry.id, entry])))
     for (const query of queries) expect(rank(query).ids, query).toEqual(referenceRank(remaining, query))
+  })
+
+  it("equals it in a catalog of 5,000 whose order is not the one the skills were indexed in", () => {
+    // Rankings of thousands, catalog positions above 2,047 (more than one digit of the radix
+    // sort, see SkillIndex.bestFirst), and ties broken by a position unrelated to the numbering.
+    const skills = generated(5000)
+    const { index, rank } = indexOf(skills)
+    const reordered = [
+      ...skills.filter((_, at) => at % 2 === 1).reverse(),
+      ...skills.filter((_, at) => at % 2 === 0),
+    ]
+    index.sync(reordered, new Map(reordered.map((entry) => [entry.id, entry])))
+    const lengths = ["report", "testing charts", "review data schemas", "translaton", "golang python"].map(
+      (query) => {
+        const expected = referenceRank(reordered, query)
+        expect(rank(query).ids, query).toEqual(expected)
+        return expected.length
+      },
+    )
+    expect(Math.min(...lengths)).toBeGreaterThan(100)
+    expect(Math.max(...lengths)).toBeGreaterThan(2048)
   })
 
   it("counts and scores only current skills while removed ones wait in the postings", () => {
