@@ -16,7 +16,8 @@
  * last growth than it holds. So the scan calls `scanStep` for each folder entry and file it
  * handles, each call looks at the young generation's size, and growth stops once it reaches
  * 2 MB, or when the scan ends; after that it does not grow again (V8 may still shrink it when
- * the server is idle). The size is looked at between steps, not within one: a single step
+ * the server is idle). The old generation, too, grows as V8 sees fit from the first scan until
+ * the start-up work in the background is over (`endStartUp`), and by 30% after. The size is looked at between steps, not within one: a single step
  * that keeps much alive (a folder listing of 100,000 entries, a frontmatter of 160 KB) can
  * double it more than once, up to V8's own bound, as it would without the launcher's flags.
  *
@@ -26,8 +27,10 @@
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
+/** How the old generation grows between full collections once start-up is over: by 30%. */
+const OLD_GROWTH = "--heap-growing-percent=30"
 /** The launcher's flags: the young generation keeps its size, the old one grows by 30%. */
-const HEAP_FLAGS = ["--semi-space-growth-factor=1", "--heap-growing-percent=30"] as const
+const HEAP_FLAGS = ["--semi-space-growth-factor=1", OLD_GROWTH] as const
 
 /** Whether the user gave Node a flag matching `pattern` (command line or NODE_OPTIONS). */
 export const userGaveNodeFlag = (pattern: RegExp): boolean =>
@@ -41,6 +44,7 @@ const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
 
 let managed = false
 let growing = false
+let startingUp = false
 
 /** Sets the launcher's flags, unless the user's Node flags are about the same. */
 export const tuneHeap = (): boolean => {
@@ -57,12 +61,31 @@ export const manageHeap = (): void => {
   managed = tuneHeap()
 }
 
-/** The first scan begins: the young generation may grow to its bound (once per process). */
+/**
+ * The first scan begins: the young generation may grow to its bound (once per process), and
+ * until the start-up work is over (`endStartUp`) the old one grows as V8 sees fit.
+ */
 export const beginFirstScan = (): void => {
   if (!managed) return
   managed = false
   growing = true
+  startingUp = true
   setFlagsFromString("--semi-space-growth-factor=2")
+  setFlagsFromString("--heap-growing-percent=0")
+}
+
+/**
+ * The start-up work in the background (search index, watches) is over: the old generation
+ * grows by 30% again, from the next full collection on (the idle collection that follows
+ * start-up, src/IdleGc.ts). Until then it grew at V8's own rate: at 30%, the garbage the
+ * search index and the watches make at 10,000 skills brought a full collection, and the
+ * concurrent marking of it, into the first half second after `initialize`, where requests
+ * then took up to 20 to 30 ms.
+ */
+export const endStartUp = (): void => {
+  if (!startingUp) return
+  startingUp = false
+  setFlagsFromString(OLD_GROWTH)
 }
 
 /** The first scan is over (or failed): the young generation grows no more. */

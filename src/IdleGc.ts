@@ -23,7 +23,7 @@
  */
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
-import { userGaveNodeFlag } from "./HeapTuning.js"
+import { endStartUp, userGaveNodeFlag } from "./HeapTuning.js"
 
 const isFunction = (value: unknown): value is () => void => typeof value === "function"
 
@@ -85,8 +85,10 @@ export const idleCollector = (
   return () => {
     const received = state.received()
     const heap = state.heapUsed()
-    const idle =
-      received === lastSeen && state.pending() === 0 && heap - lastHeap < CALM_BYTES && !state.startingUp()
+    const startingUp = state.startingUp()
+    // The old generation's growth as it is after start-up, before the collection below.
+    if (!startingUp) endStartUp()
+    const idle = received === lastSeen && state.pending() === 0 && heap - lastHeap < CALM_BYTES && !startingUp
     lastSeen = received
     lastHeap = heap
     if (!idle || (received - collectedAt < BURST_REQUESTS && heap - baseline < GROWTH_BYTES)) return false

@@ -1,14 +1,15 @@
 /**
  * The executable's heap (src/HeapTuning.ts): V8's young generation keeps its initial size,
- * except during the first scan, when it may double; flags the user gives Node about the heap
- * are left to V8.
+ * except during the first scan, when it may double; the old one grows by 30% between full
+ * collections, except from the first scan until the start-up work is over; flags the user
+ * gives Node about the heap are left to V8.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { initializeLine, jsonRpcLines, PROJECT, runRaw } from "../support/server.js"
+import { eventually, initializeLine, jsonRpcLines, PROJECT, runRaw, startServer } from "../support/server.js"
 import { skillMd, writeTree } from "../support/tree.js"
 
 const MB = 1024 * 1024
@@ -90,6 +91,42 @@ describe("the executable's heap", () => {
     expect(afterStart).toBeLessThanOrEqual(2 * initial)
     // Seen once under a full test run: 2 MB at exit, then 1 MB (V8 shrank it).
     expect(afterMore).toBeLessThanOrEqual(afterStart)
+  })
+
+  it("lets the old generation grow at V8's own rate until the start-up work is over, then by 30%", async () => {
+    // Every heap-growth flag the server sets, and whether it had answered anything by then.
+    const recorder = path.join(home, "growth-flags.cjs")
+    await fs.writeFile(
+      recorder,
+      `const v8 = require("node:v8")
+      const set = v8.setFlagsFromString
+      let answered = false
+      const write = process.stdout.write
+      process.stdout.write = function (...args) {
+        answered = true
+        return write.apply(this, args)
+      }
+      v8.setFlagsFromString = (flag) => {
+        if (flag.startsWith("--heap-growing-percent")) process.stderr.write("growth " + flag + " " + answered + "\\n")
+        return set(flag)
+      }\n`,
+    )
+    // No code cache: the launcher, writing one, would set its flags again (src/launch.ts).
+    const server = await startServer(["--skills-dir", skills], {
+      env: { HOME: home, SKILLS_MCP_COMPILE_CACHE: "0", NODE_OPTIONS: `--require ${recorder}` },
+    })
+    try {
+      const flags = () => server.stderr().match(/^growth .*$/gm) ?? []
+      await eventually(() => expect(flags().at(-1)).toBe("growth --heap-growing-percent=30 true"))
+      // The launcher and the server each set the launcher's flags at start.
+      expect(flags().filter((flag, at, all) => flag !== all[at - 1])).toEqual([
+        "growth --heap-growing-percent=30 false",
+        "growth --heap-growing-percent=0 false",
+        "growth --heap-growing-percent=30 true",
+      ])
+    } finally {
+      await server.close()
+    }
   })
 
   it("leaves the heap to V8 when the user gives Node flags about it", async () => {
