@@ -1,11 +1,11 @@
 /**
- * HeapTuning: the V8 heap settings of the executable, and the young generation's growth
- * during the first scan.
+ * HeapTuning: the V8 heap settings of the executable, and how the heap may grow during
+ * start-up.
  *
  * The launcher (src/launch.ts) keeps V8's young generation at its initial size (1 MB
- * semi-spaces) and lets the old one grow by at most 30% between full collections: the
- * server's live data is small and request handling allocates fast, so V8's defaults were
- * most of the peak memory at 10,000 skills.
+ * semi-spaces) and has the old one grow by 30% between full collections (instead of V8's own
+ * factor): the server's live data is small and request handling allocates fast, so V8's
+ * defaults were most of the peak memory at 10,000 skills.
  *
  * The first scan is the exception. It allocates about 15 KB per skill before `initialize`,
  * most of it short-lived, and with 1 MB semi-spaces a 10,000-skill scan took 170 scavenges.
@@ -16,10 +16,12 @@
  * last growth than it holds. So the scan calls `scanStep` for each folder entry and file it
  * handles, each call looks at the young generation's size, and growth stops once it reaches
  * 2 MB, or when the scan ends; after that it does not grow again (V8 may still shrink it when
- * the server is idle). The old generation, too, grows as V8 sees fit from the first scan until
- * the start-up work in the background is over (`endStartUp`), and by 30% after. The size is looked at between steps, not within one: a single step
+ * the server is idle). The size is looked at between steps, not within one: a single step
  * that keeps much alive (a folder listing of 100,000 entries, a frontmatter of 160 KB) can
  * double it more than once, up to V8's own bound, as it would without the launcher's flags.
+ *
+ * The old generation, too, grows faster (by 60%) from the first scan until the start-up work
+ * in the background is over (`endStartUp`), and by 30% after.
  *
  * Only the executable changes V8's flags (`manageHeap`, from bin.ts), and not when the user
  * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`); the library
@@ -29,6 +31,8 @@ import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
 /** How the old generation grows between full collections once start-up is over: by 30%. */
 const OLD_GROWTH = "--heap-growing-percent=30"
+/** ...and during start-up (see `endStartUp`): by 60%. */
+const START_UP_GROWTH = "--heap-growing-percent=60"
 /** The launcher's flags: the young generation keeps its size, the old one grows by 30%. */
 const HEAP_FLAGS = ["--semi-space-growth-factor=1", OLD_GROWTH] as const
 
@@ -45,6 +49,14 @@ const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
 let managed = false
 let growing = false
 let startingUp = false
+
+/**
+ * The old generation's growth flag while it is not the launcher's (during start-up): a global
+ * both copies of this module see, the launcher's and the server's (see `underStartFlags`).
+ */
+const GROWTH_NOW = Symbol.for("skills-mcp/oldGenerationGrowth")
+/** Start-up ends by this time after the first scan began, whatever the work in the background. */
+const START_UP_LIMIT_MS = 30_000
 
 /** Sets the launcher's flags, unless the user's Node flags are about the same. */
 export const tuneHeap = (): boolean => {
@@ -63,7 +75,7 @@ export const manageHeap = (): void => {
 
 /**
  * The first scan begins: the young generation may grow to its bound (once per process), and
- * until the start-up work is over (`endStartUp`) the old one grows as V8 sees fit.
+ * until the start-up work is over (`endStartUp`) the old one grows by 60%.
  */
 export const beginFirstScan = (): void => {
   if (!managed) return
@@ -71,21 +83,42 @@ export const beginFirstScan = (): void => {
   growing = true
   startingUp = true
   setFlagsFromString("--semi-space-growth-factor=2")
-  setFlagsFromString("--heap-growing-percent=0")
+  const growth = START_UP_GROWTH
+  setFlagsFromString(growth)
+  Reflect.set(globalThis, GROWTH_NOW, growth)
+  // A check in the background that never ends (a stalled file system) must not keep it so.
+  setTimeout(endStartUp, START_UP_LIMIT_MS).unref()
 }
 
 /**
- * The start-up work in the background (search index, watches) is over: the old generation
- * grows by 30% again, from the next full collection on (the idle collection that follows
- * start-up, src/IdleGc.ts). Until then it grew at V8's own rate: at 30%, the garbage the
- * search index and the watches make at 10,000 skills brought a full collection, and the
- * concurrent marking of it, into the first half second after `initialize`, where requests
- * then took up to 20 to 30 ms.
+ * The start-up work in the background (search index, watches) is over, or has lasted
+ * START_UP_LIMIT_MS: the old generation grows by 30% again, from the next full collection on
+ * (the idle collection that follows start-up, src/IdleGc.ts). Until then it grew by 60%: at
+ * 30%, the garbage the first scan, the search index and the watches make at 10,000 skills
+ * brought a full collection, and the concurrent marking of it, into the first half second
+ * after `initialize`, where requests then took up to 23 to 28 ms (5.7 to 7.3 at 60%, as with
+ * V8's own rate, which made a higher peak; see the README's Performance section).
  */
 export const endStartUp = (): void => {
   if (!startingUp) return
   startingUp = false
   setFlagsFromString(OLD_GROWTH)
+  Reflect.deleteProperty(globalThis, GROWTH_NOW)
+}
+
+/**
+ * Runs `make` under the flags a start has (V8 records them in a code cache it makes, and
+ * rejects the cache under others), then puts back the old generation's growth as it was.
+ * The launcher's copy of this module runs it; the server's sets the growth.
+ */
+export const underStartFlags = <A>(make: () => A): A => {
+  if (!tuneHeap()) return make()
+  try {
+    return make()
+  } finally {
+    const growth: unknown = Reflect.get(globalThis, GROWTH_NOW)
+    if (typeof growth === "string") setFlagsFromString(growth)
+  }
 }
 
 /** The first scan is over (or failed): the young generation grows no more. */

@@ -352,10 +352,20 @@ class SkillIndex<S extends Searchable> {
     this.nextDocument = documents.length
     this.removed = 0
     // The ranking's arrays were sized for the old numbers.
-    this.total = new Float64Array(0)
-    this.share = new Float64Array(0)
-    this.words = new Uint32Array(0)
+    this.roomForRanking(0)
     this.place = new Float64Array(0)
+  }
+
+  /** The arrays a ranking uses, for `size` document numbers (all zero). */
+  private roomForRanking(size: number) {
+    this.total = new Float64Array(size)
+    this.share = new Float64Array(size)
+    this.words = new Uint32Array(size)
+    this.scoreBits = new Uint32Array(this.total.buffer)
+    this.order = new Uint32Array(size)
+    this.spareOrder = new Uint32Array(size)
+    this.sortKeys = new Uint32Array(size)
+    this.spareKeys = new Uint32Array(size)
   }
 
   /** Records the catalog order of the indexed skills (every one of them, in that order). */
@@ -451,12 +461,14 @@ class SkillIndex<S extends Searchable> {
   /**
    * The skills of `ranked` (document numbers), best first: by score, then catalog position.
    * A radix sort (stable, least significant digit first: the position, then the score's bits,
-   * inverted for best first; a positive double's bits order as the number does), not the
+   * inverted for best first), not the
    * engine's sort with a comparator: a ranking of 7,000 skills makes about 90,000
    * comparisons, and calling a function for each was a third of the query's time. Over
    * mcpbench's 10,000 skills (in process, warm), the bench's 200 queries took 0.23 to 0.24 ms
    * each on average instead of 0.29 to 0.37, and the slowest (6,764 skills ranked) 1.2 to 1.6
    * ms instead of 1.9 to 2.1. Digits of 11 bits: 8 bits took 0.24 to 0.30 ms, 16 bits 0.65.
+   * The bits of a positive, finite double order as the number does, and a score is one: a
+   * sum of positive weights times BM25+ terms, each at least BM25_D (norms of 0 are skipped).
    */
   private bestFirst(ranked: ReadonlyArray<number>): Array<S> {
     const count = ranked.length
@@ -525,17 +537,7 @@ class SkillIndex<S extends Searchable> {
       this.norms = [this.normsOf(0), this.normsOf(1)]
       this.normsStale = false
     }
-    if (this.total.length < this.nextDocument) {
-      const size = Math.max(1024, this.nextDocument * 2)
-      this.total = new Float64Array(size)
-      this.share = new Float64Array(size)
-      this.words = new Uint32Array(size)
-      this.scoreBits = new Uint32Array(this.total.buffer)
-      this.order = new Uint32Array(size)
-      this.spareOrder = new Uint32Array(size)
-      this.sortKeys = new Uint32Array(size)
-      this.spareKeys = new Uint32Array(size)
-    }
+    if (this.total.length < this.nextDocument) this.roomForRanking(Math.max(1024, this.nextDocument * 2))
     const { total, share, words: matched } = this
     const hits: Array<number> = []
     // Indexed loops: for-of loops here allocated an iterator result per skill whenever V8 did

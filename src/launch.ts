@@ -22,7 +22,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import * as vm from "node:vm"
-import { tuneHeap } from "./HeapTuning.js"
+import { tuneHeap, underStartFlags } from "./HeapTuning.js"
 import { quietStackTraces, restoreStackTraces } from "./LoadStacks.js"
 
 const bundle = path.join(__dirname, "skills-mcp.cjs")
@@ -145,9 +145,9 @@ const main = () => {
   // grow to 2 x 16 MB and the old one to several times the live data before collecting, which
   // was most of the peak memory at 10,000 skills (254 MB against 170 with these in one A/B
   // run, for about 15% more time to `initialize`; see the README's Performance section). The
-  // young generation keeps its initial size (the server lets it grow during its first scan:
-  // src/HeapTuning.ts) and the old one grows by at most 30% between full collections. Flags
-  // the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
+  // young generation keeps its initial size and the old one grows by 30% between full
+  // collections (the server lets both grow faster during its start-up: src/HeapTuning.ts).
+  // Flags the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
   tuneHeap()
   if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return loading(() => require(bundle))
   const folder = cacheFolder()
@@ -179,11 +179,8 @@ const main = () => {
       .filter((name) => (name.endsWith(".v8cache") || name.endsWith(".tmp")) && name !== path.basename(file))
       .map((name) => path.join(folder, name))
   // V8 records the flags in effect in the cache and rejects it under others: the heap flags
-  // are set as a start sets them (the first scan changes one for a while).
-  const cachedDataNow = () => {
-    tuneHeap()
-    return script.createCachedData()
-  }
+  // are as a start sets them while it is made (the server's start-up changes them a while).
+  const cachedDataNow = () => underStartFlags(() => script.createCachedData())
   /** What the user's cache gets: a copy of the build's when V8 took it, else V8's data by then. */
   const content = built !== undefined && !script.cachedDataRejected ? () => built : cachedDataNow
   // While serving, the cache is written without blocking the event loop. Through the

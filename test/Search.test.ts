@@ -184,6 +184,20 @@ describe("search ranking", () => {
     for (const query of queries) expect(rank(query).ids, query).toEqual(referenceRank(remaining, query))
   })
 
+  it("ranks 3,000 equal scores in catalog order, not in the order they were indexed", () => {
+    const skills = Array.from({ length: 3000 }, (_, at) =>
+      skill(`tie-${String(at).padStart(4, "0")}`, "Alpha beta."),
+    )
+    const { index, rank } = indexOf(skills)
+    // Positions past 2,047 (more than one digit of the radix sort), unrelated to the numbering.
+    const shuffled = skills
+      .map((_, at) => skills[(at * 1237) % skills.length] ?? skills[0])
+      .filter((entry) => entry !== undefined)
+    expect(new Set(shuffled).size).toBe(skills.length)
+    index.sync(shuffled, new Map(shuffled.map((entry) => [entry.id, entry])))
+    expect(rank("alpha").ids).toEqual(shuffled.map((entry) => entry.id))
+  })
+
   it("equals it in a catalog of 5,000 whose order is not the one the skills were indexed in", () => {
     // Rankings of thousands, catalog positions above 2,047 (more than one digit of the radix
     // sort, see SkillIndex.bestFirst), and ties broken by a position unrelated to the numbering.

@@ -93,40 +93,98 @@ describe("the executable's heap", () => {
     expect(afterMore).toBeLessThanOrEqual(afterStart)
   })
 
-  it("lets the old generation grow at V8's own rate until the start-up work is over, then by 30%", async () => {
-    // Every heap-growth flag the server sets, and whether it had answered anything by then.
+  /**
+   * Loaded with --require: reports every heap-growth flag the process sets, whether it had
+   * answered anything by then, and how many folders it watched.
+   */
+  const growthRecorder = async () => {
     const recorder = path.join(home, "growth-flags.cjs")
     await fs.writeFile(
       recorder,
       `const v8 = require("node:v8")
+      const nodeFs = require("node:fs")
       const set = v8.setFlagsFromString
+      const watch = nodeFs.watch
       let answered = false
+      let watches = 0
       const write = process.stdout.write
       process.stdout.write = function (...args) {
         answered = true
         return write.apply(this, args)
       }
+      nodeFs.watch = function (...args) {
+        watches++
+        return watch.apply(this, args)
+      }
       v8.setFlagsFromString = (flag) => {
-        if (flag.startsWith("--heap-growing-percent")) process.stderr.write("growth " + flag + " " + answered + "\\n")
+        if (flag.startsWith("--heap-growing-percent")) {
+          process.stderr.write("growth " + flag + " " + answered + " " + watches + "\\n")
+        }
         return set(flag)
       }\n`,
     )
-    // No code cache: the launcher, writing one, would set its flags again (src/launch.ts).
+    return recorder
+  }
+  const growthFlags = (stderr: string) => stderr.match(/^growth .*$/gm) ?? []
+
+  it("lets the old generation grow by 60% until the start-up work is over, then by 30%", async () => {
+    // No code cache: the launcher, writing one, sets the start's flags a moment (src/launch.ts).
     const server = await startServer(["--skills-dir", skills], {
-      env: { HOME: home, SKILLS_MCP_COMPILE_CACHE: "0", NODE_OPTIONS: `--require ${recorder}` },
+      env: { HOME: home, SKILLS_MCP_COMPILE_CACHE: "0", NODE_OPTIONS: `--require ${await growthRecorder()}` },
     })
     try {
-      const flags = () => server.stderr().match(/^growth .*$/gm) ?? []
-      await eventually(() => expect(flags().at(-1)).toBe("growth --heap-growing-percent=30 true"))
+      const flags = () => growthFlags(server.stderr())
+      await eventually(() => expect(flags().at(-1)).toMatch(/^growth --heap-growing-percent=30 true/))
       // The launcher and the server each set the launcher's flags at start.
-      expect(flags().filter((flag, at, all) => flag !== all[at - 1])).toEqual([
-        "growth --heap-growing-percent=30 false",
-        "growth --heap-growing-percent=0 false",
-        "growth --heap-growing-percent=30 true",
+      const [start, startUp, after, ...more] = flags().filter((flag, at, all) => flag !== all[at - 1])
+      expect([start, startUp, more]).toEqual([
+        "growth --heap-growing-percent=30 false 0",
+        "growth --heap-growing-percent=60 false 0",
+        [],
       ])
+      // Back to 30% once the start-up work is over: every skill folder and the root watched.
+      expect(Number(after?.split(" ").at(-1))).toBeGreaterThanOrEqual(SKILLS + 1)
     } finally {
       await server.close()
     }
+  })
+
+  it("keeps the start-up's growth when the launcher makes a code cache meanwhile", async () => {
+    // A copy of the bin without the build's cache: the launcher makes the user's from V8, under
+    // the flags a start has, here at exit, before the start-up work is over.
+    const dist = path.join(home, "dist-without-cache")
+    await fs.mkdir(dist, { recursive: true })
+    for (const file of ["bin.cjs", "skills-mcp.cjs"]) {
+      await fs.copyFile(path.join(PROJECT, "dist", file), path.join(dist, file))
+    }
+    const cacheDir = path.join(home, "growth-cache")
+    const run = await runRaw(
+      ["--skills-dir", skills, "--no-watch"],
+      [initializeLine(1)],
+      { HOME: home, SKILLS_MCP_CACHE_DIR: cacheDir, NODE_OPTIONS: `--require ${await growthRecorder()}` },
+      { bin: path.join(dist, "bin.cjs") },
+    )
+    expect(run.code).toBe(0)
+    expect((await fs.readdir(cacheDir)).filter((name) => name.endsWith(".v8cache"))).toHaveLength(1)
+    expect(growthFlags(run.stderr).filter((flag, at, all) => flag !== all[at - 1])).toEqual([
+      "growth --heap-growing-percent=30 false 0",
+      "growth --heap-growing-percent=60 false 0",
+      "growth --heap-growing-percent=30 true 0",
+      "growth --heap-growing-percent=60 true 0",
+    ])
+  })
+
+  it("sets no growth of its own for the old generation when the user gives Node flags about it", async () => {
+    const run = await runRaw(["--skills-dir", skills, "--no-watch"], [initializeLine(1)], {
+      HOME: home,
+      SKILLS_MCP_COMPILE_CACHE: "0",
+      NODE_OPTIONS: `--max-semi-space-size=16 --require ${await growthRecorder()}`,
+    })
+    expect(run.code).toBe(0)
+    expect(jsonRpcLines(run.stdout)).toMatchObject([
+      { id: 1, result: { serverInfo: { name: "skills-mcp" } } },
+    ])
+    expect(growthFlags(run.stderr)).toEqual([])
   })
 
   it("leaves the heap to V8 when the user gives Node flags about it", async () => {

@@ -3,6 +3,7 @@
  * a folder of the user's own, written by server runs only, rewritten when V8 rejects it; and
  * the build's own cache (scripts/code-cache.mjs), used until the user has one.
  */
+import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -299,7 +300,16 @@ process.on("exit", () => {
       .stderr()
       .split("\n")
       .find((text) => text.startsWith("MODULES "))
+    // No more than Node itself loads (Node 20 does not: on it, this is the check that matters).
+    const node = spawnSync(process.execPath, ["--require", preload, "-e", "0"], { encoding: "utf8" })
+    const alone: { readonly promises?: unknown } | null = JSON.parse(
+      /^MODULES (.*)$/m.exec(node.stderr)?.[1] ?? "null",
+    )
+    expect(alone).not.toBeNull()
     // The watcher's module shows the report sees what a server run loads.
-    expect(JSON.parse(line?.slice("MODULES ".length) ?? "null")).toEqual({ promises: false, watchers: true })
+    expect(JSON.parse(line?.slice("MODULES ".length) ?? "null")).toEqual({
+      promises: alone?.promises,
+      watchers: true,
+    })
   })
 })
