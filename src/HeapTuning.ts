@@ -83,9 +83,8 @@ export const beginFirstScan = (): void => {
   growing = true
   startingUp = true
   setFlagsFromString("--semi-space-growth-factor=2")
-  const growth = START_UP_GROWTH
-  setFlagsFromString(growth)
-  Reflect.set(globalThis, GROWTH_NOW, growth)
+  setFlagsFromString(START_UP_GROWTH)
+  Reflect.set(globalThis, GROWTH_NOW, START_UP_GROWTH)
   // A check in the background that never ends (a stalled file system) must not keep it so.
   setTimeout(endStartUp, START_UP_LIMIT_MS).unref()
 }

@@ -461,14 +461,14 @@ class SkillIndex<S extends Searchable> {
   /**
    * The skills of `ranked` (document numbers), best first: by score, then catalog position.
    * A radix sort (stable, least significant digit first: the position, then the score's bits,
-   * inverted for best first), not the
-   * engine's sort with a comparator: a ranking of 7,000 skills makes about 90,000
-   * comparisons, and calling a function for each was a third of the query's time. Over
-   * mcpbench's 10,000 skills (in process, warm), the bench's 200 queries took 0.23 to 0.24 ms
-   * each on average instead of 0.29 to 0.37, and the slowest (6,764 skills ranked) 1.2 to 1.6
-   * ms instead of 1.9 to 2.1. Digits of 11 bits: 8 bits took 0.24 to 0.30 ms, 16 bits 0.65.
-   * The bits of a positive, finite double order as the number does, and a score is one: a
-   * sum of positive weights times BM25+ terms, each at least BM25_D (norms of 0 are skipped).
+   * inverted for best first), not the engine's sort with a comparator: a ranking of 7,000
+   * skills makes about 90,000 comparisons, and calling a function for each was a third of the
+   * query's time. Over mcpbench's 10,000 skills (in process, warm), the bench's 200 queries
+   * took 0.23 to 0.24 ms each on average instead of 0.29 to 0.37, and the slowest (6,764
+   * skills ranked) 1.2 to 1.6 ms instead of 1.9 to 2.1. Digits of 11 bits: 8 bits took 0.24 to
+   * 0.30 ms, 16 bits 0.65. The bits of a positive, finite double order as the number does, and
+   * a score is one: a sum of positive weights times BM25+ terms, each at least BM25_D (norms
+   * of 0 are skipped).
    */
   private bestFirst(ranked: ReadonlyArray<number>): Array<S> {
     const count = ranked.length
