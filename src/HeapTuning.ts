@@ -20,7 +20,7 @@
  * that keeps much alive (a folder listing of 100,000 entries, a frontmatter of 160 KB) can
  * double it more than once, up to V8's own bound, as it would without the launcher's flags.
  *
- * The old generation, too, grows faster (by 60%) from the first scan until the start-up work
+ * The old generation, too, grows faster (by 45%) from the first scan until the start-up work
  * in the background is over (`endStartUp`), and by 30% after.
  *
  * Only the executable changes V8's flags (`manageHeap`, from bin.ts), and not when the user
@@ -31,8 +31,8 @@ import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
 /** How the old generation grows between full collections once start-up is over: by 30%. */
 const OLD_GROWTH = "--heap-growing-percent=30"
-/** ...and during start-up (see `endStartUp`): by 60%. */
-const START_UP_GROWTH = "--heap-growing-percent=60"
+/** ...and during start-up (see `endStartUp`): by 45%. */
+const START_UP_GROWTH = "--heap-growing-percent=45"
 /** The launcher's flags: the young generation keeps its size, the old one grows by 30%. */
 const HEAP_FLAGS = ["--semi-space-growth-factor=1", OLD_GROWTH] as const
 
@@ -75,7 +75,7 @@ export const manageHeap = (): void => {
 
 /**
  * The first scan begins: the young generation may grow to its bound (once per process), and
- * until the start-up work is over (`endStartUp`) the old one grows by 60%.
+ * until the start-up work is over (`endStartUp`) the old one grows by 45%.
  */
 export const beginFirstScan = (): void => {
   if (!managed) return
@@ -92,11 +92,12 @@ export const beginFirstScan = (): void => {
 /**
  * The start-up work in the background (search index, watches) is over, or has lasted
  * START_UP_LIMIT_MS: the old generation grows by 30% again, from the next full collection on
- * (the idle collection that follows start-up, src/IdleGc.ts). Until then it grew by 60%: at
+ * (the idle collection that follows start-up, src/IdleGc.ts). Until then it grew by 45%: at
  * 30%, the garbage the first scan, the search index and the watches make at 10,000 skills
  * brought a full collection, and the concurrent marking of it, into the first half second
- * after `initialize`, where requests then took up to 23 to 28 ms (5.7 to 7.3 at 60%, as with
- * V8's own rate, which made a higher peak; see the README's Performance section).
+ * after `initialize`, where requests then took up to 14 to 25 ms in five runs of six. At 45%
+ * the slowest took 4.3 to 9.4 ms over 20 runs; at 60%, 11 to 37 ms in five of 20, with a
+ * higher peak (see the README's Performance section).
  */
 export const endStartUp = (): void => {
   if (!startingUp) return

@@ -127,7 +127,7 @@ describe("the executable's heap", () => {
   }
   const growthFlags = (stderr: string) => stderr.match(/^growth .*$/gm) ?? []
 
-  it("lets the old generation grow by 60% until the start-up work is over, then by 30%", async () => {
+  it("lets the old generation grow by 45% until the start-up work is over, then by 30%", async () => {
     // No code cache: the launcher, writing one, sets the start's flags a moment (src/launch.ts).
     const server = await startServer(["--skills-dir", skills], {
       env: { HOME: home, SKILLS_MCP_COMPILE_CACHE: "0", NODE_OPTIONS: `--require ${await growthRecorder()}` },
@@ -139,7 +139,7 @@ describe("the executable's heap", () => {
       const [start, startUp, after, ...more] = flags().filter((flag, at, all) => flag !== all[at - 1])
       expect([start, startUp, more]).toEqual([
         "growth --heap-growing-percent=30 false 0",
-        "growth --heap-growing-percent=60 false 0",
+        "growth --heap-growing-percent=45 false 0",
         [],
       ])
       // Back to 30% once the start-up work is over: every skill folder and the root watched.
@@ -168,9 +168,9 @@ describe("the executable's heap", () => {
     expect((await fs.readdir(cacheDir)).filter((name) => name.endsWith(".v8cache"))).toHaveLength(1)
     expect(growthFlags(run.stderr).filter((flag, at, all) => flag !== all[at - 1])).toEqual([
       "growth --heap-growing-percent=30 false 0",
-      "growth --heap-growing-percent=60 false 0",
+      "growth --heap-growing-percent=45 false 0",
       "growth --heap-growing-percent=30 true 0",
-      "growth --heap-growing-percent=60 true 0",
+      "growth --heap-growing-percent=45 true 0",
     ])
   })
 
