@@ -58,12 +58,13 @@ export const syncFs: FsPort = {
 }
 
 /**
- * Node's callback API, promisified: every asynchronous file operation of the server goes
- * through these, never through `fs.promises`. Node 20 loads that module, and the seven it
+ * Node's callback API, promisified; the calls reject on failure (`asyncFs` below answers null
+ * instead). Every asynchronous file operation of the server goes through these, never through
+ * `fs.promises`. Node 20 loads that module, and the seven it
  * needs (readline's among them), on its first use: 2 to 3 ms of the first request that read a
  * file. Each call costs the same either way (one round trip to the thread pool).
  */
-export const fsAsync = {
+export const fsCalls = {
   readdir: promisify(fs.readdir),
   lstat: promisify(fs.lstat),
   stat: promisify(fs.stat),
@@ -77,14 +78,14 @@ export const fsAsync = {
 } as const
 
 export const asyncFs: FsPort = {
-  readdir: (dir) => fsAsync.readdir(dir, { withFileTypes: true }).catch(() => null),
-  lstat: (target) => fsAsync.lstat(target).catch(() => null),
-  stat: (target) => fsAsync.stat(target).catch(() => null),
-  realpath: (target) => fsAsync.realpath(target).catch(() => null),
-  open: (file) => fsAsync.open(file, READ_NONBLOCK),
+  readdir: (dir) => fsCalls.readdir(dir, { withFileTypes: true }).catch(() => null),
+  lstat: (target) => fsCalls.lstat(target).catch(() => null),
+  stat: (target) => fsCalls.stat(target).catch(() => null),
+  realpath: (target) => fsCalls.realpath(target).catch(() => null),
+  open: (file) => fsCalls.open(file, READ_NONBLOCK),
   read: (fd, buffer, offset, length, position) =>
-    fsAsync.read(fd, buffer, offset, length, position).then((result) => result.bytesRead),
-  close: (fd) => fsAsync.close(fd),
+    fsCalls.read(fd, buffer, offset, length, position).then((result) => result.bytesRead),
+  close: (fd) => fsCalls.close(fd),
   concurrency: 32,
 }
 

@@ -48,11 +48,11 @@ const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
 
 let managed = false
 let growing = false
-let startingUp = false
 
 /**
- * The old generation's growth flag while it is not the launcher's (during start-up): a global
- * both copies of this module see, the launcher's and the server's (see `underStartFlags`).
+ * The old generation's growth flag while it is not the launcher's, that is while start-up
+ * lasts (set by `beginFirstScan`, removed by `endStartUp`): a global both copies of this module
+ * see, the launcher's and the server's (see `underStartFlags`).
  */
 const GROWTH_NOW = Symbol.for("skills-mcp/oldGenerationGrowth")
 /** Start-up ends by this time after the first scan began, whatever the work in the background. */
@@ -81,7 +81,6 @@ export const beginFirstScan = (): void => {
   if (!managed) return
   managed = false
   growing = true
-  startingUp = true
   setFlagsFromString("--semi-space-growth-factor=2")
   setFlagsFromString(START_UP_GROWTH)
   Reflect.set(globalThis, GROWTH_NOW, START_UP_GROWTH)
@@ -100,8 +99,7 @@ export const beginFirstScan = (): void => {
  * higher peak (see the README's Performance section).
  */
 export const endStartUp = (): void => {
-  if (!startingUp) return
-  startingUp = false
+  if (Reflect.get(globalThis, GROWTH_NOW) === undefined) return
   setFlagsFromString(OLD_GROWTH)
   Reflect.deleteProperty(globalThis, GROWTH_NOW)
 }

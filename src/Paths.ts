@@ -6,7 +6,8 @@
 import type { Stats } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
-import { asyncFs, fsAsync } from "./FsPort.js"
+import type { Io } from "./FsPort.js"
+import { asyncFs } from "./FsPort.js"
 
 /** What identifies one version of a file: a change to any of these means "re-read it". */
 export interface Fingerprint {
@@ -33,14 +34,14 @@ export const isInside = (base: string, target: string): boolean => {
   return target.startsWith(prefix)
 }
 
-const orNull = <A>(promise: () => Promise<A>): Effect.Effect<A | null> =>
-  Effect.promise(() => promise().catch(() => null))
+/** One call of the asynchronous port (which answers null on failure), as an effect. */
+const viaPort = <A>(call: () => Io<A>): Effect.Effect<A> => Effect.promise(async () => call())
 
 /** The kernel's realpath, or null when the path cannot be resolved (missing, loop, no access). */
-export const realPathNative = (target: string) => orNull(() => fsAsync.realpath(target))
-export const lstatOrNull = (target: string) => orNull(() => fsAsync.lstat(target))
-export const statOrNull = (target: string) => orNull(() => fsAsync.stat(target))
-export const readDirOrNull = (dir: string) => orNull(() => fsAsync.readdir(dir, { withFileTypes: true }))
+export const realPathNative = (target: string) => viaPort(() => asyncFs.realpath(target))
+export const lstatOrNull = (target: string) => viaPort(() => asyncFs.lstat(target))
+export const statOrNull = (target: string) => viaPort(() => asyncFs.stat(target))
+export const readDirOrNull = (dir: string) => viaPort(() => asyncFs.readdir(dir))
 
 /** Kernel realpaths of several paths, asked at once: one wait instead of one per path. */
 export const realPathsNative = (targets: ReadonlyArray<string>): Effect.Effect<Array<string | null>> =>

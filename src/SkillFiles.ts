@@ -23,7 +23,7 @@ import {
 } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { beginsWithFrontmatter, describeIoError, parseSkillText } from "./Frontmatter.js"
-import { asyncFs, fsAsync, mapLimit } from "./FsPort.js"
+import { asyncFs, fsCalls, mapLimit } from "./FsPort.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 import type { Fingerprint } from "./Paths.js"
 import {
@@ -237,12 +237,8 @@ export { mimeTypeOf } from "./MimeTypes.js"
  * of 0.28 to 0.33 in isolation (3,000 reads of a SKILL.md, three runs each; end to end,
  * `get_skill` showed no difference out of the machine's noise).
  */
-const openFd = fsAsync.open
-const fstatFd = fsAsync.fstat
-const readFd = fsAsync.read
-
 /** On Linux, the path the kernel actually opened (`/proc/self/fd/N`); null elsewhere. */
-const openedPath = (fd: number) => fsAsync.readlink(`/proc/self/fd/${fd}`).catch(() => null)
+const openedPath = (fd: number) => fsCalls.readlink(`/proc/self/fd/${fd}`).catch(() => null)
 
 /**
  * A folder of a skill, reached for reading its names and their stats. A folder found inside
@@ -276,12 +272,12 @@ const statInside = async (base: string, target: string): Promise<Stats | null> =
   if (!PROC_FD) return asyncFs.stat(target)
   let fd: number
   try {
-    fd = await openFd(target, O_PATH | constants.O_NOFOLLOW)
+    fd = await fsCalls.open(target, O_PATH | constants.O_NOFOLLOW)
   } catch {
     return null
   }
   try {
-    const [opened, info] = await Promise.all([openedPath(fd), fstatFd(fd)])
+    const [opened, info] = await Promise.all([openedPath(fd), fsCalls.fstat(fd)])
     return opened === null || isInside(base, opened) ? info : null
   } catch {
     return null
@@ -324,7 +320,7 @@ const openFolder = async (real: string, within?: string): Promise<OpenedFolder> 
   if (!PROC_FD) return { _tag: "Open", access: { at: real, close: () => undefined } }
   let fd: number
   try {
-    fd = await openFd(within ?? real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+    fd = await fsCalls.open(within ?? real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
   } catch (error) {
     return skippedError(error) ? SKIP : { _tag: "Failed", reason: describeIoError(error) }
   }
@@ -447,12 +443,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       return Effect.tryPromise({
         try: async (): Promise<{ readonly content: FileContent; readonly opened: Fingerprint }> => {
           // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
-          const fd = await openFd(
+          const fd = await fsCalls.open(
             resolved.real,
             constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
           )
           try {
-            const [opened, info] = await Promise.all([openedPath(fd), fstatFd(fd)])
+            const [opened, info] = await Promise.all([openedPath(fd), fsCalls.fstat(fd)])
             if (opened !== null && !isInside(resolved.base, opened)) {
               throw new PathEscape({ skillId: skill.id, requested })
             }
@@ -487,7 +483,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             let length = 0
             for (;;) {
               const wanted = buffer.length - length
-              const { bytesRead } = await readFd(fd, buffer, length, wanted, length)
+              const { bytesRead } = await fsCalls.read(fd, buffer, length, wanted, length)
               if (bytesRead === 0) break
               length += bytesRead
               // A short read of a regular file is its end: no second read to be told so.
@@ -563,7 +559,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const sortedNames = (at: string, failed: (reason: string) => SkillUnreadable) =>
       Effect.flatMap(
         Effect.promise(() =>
-          fsAsync.readdir(at).then(
+          fsCalls.readdir(at).then(
             (names): { readonly names: Array<string> } => ({ names: names.sort() }),
             (error: unknown) => ({ error }),
           ),
@@ -840,7 +836,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         ? Effect.flatMap(
             Effect.promise(async () => {
               const [fd, root] = await Promise.all([
-                openFd(skill.dir, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => null),
+                fsCalls.open(skill.dir, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => null),
                 asyncFs.realpath(skill.root),
               ])
               if (fd === null) return { base: await asyncFs.realpath(skill.dir), root }
