@@ -2,9 +2,10 @@
  * The executable: run one command line and exit with its code. Effect's error reporting and
  * pretty logger are off (they write to stdout); every log goes to stderr (src/Logging.ts).
  */
+// Before every module that makes zod schemas, the MCP SDK's (src/ZodJitless.ts).
+import "./ZodJitless.js"
 import { runMain } from "@effect/platform-node/NodeRuntime"
 import { Effect, Exit } from "effect"
-import { config as zodConfig } from "zod/v4/core"
 import { run } from "./Cli.js"
 import { manageHeap } from "./HeapTuning.js"
 import { restoreStackTraces } from "./LoadStacks.js"
@@ -14,12 +15,6 @@ import { writeStderr } from "./Logging.js"
 // while the bundle loaded; src/LoadStacks.ts).
 restoreStackTraces()
 
-// The MCP SDK checks every message with zod, which by default compiles a parser with
-// `new Function` for each message type the first time it sees one, a cost paid by
-// `initialize` and by the first call of each kind: at 10 skills the first tools/list took
-// 9.7 ms compiled against 5.7 ms interpreted (medians of 20 starts), and at rest the
-// interpreted checks made no difference we could measure.
-zodConfig({ jitless: true })
 // The young generation may grow while the first scan runs (src/HeapTuning.ts).
 manageHeap()
 

@@ -313,3 +313,58 @@ process.on("exit", () => {
     })
   })
 })
+
+describe("code generated from strings", () => {
+  /** A preload that counts calls of `Function` (zod's compiled checks are made with it). */
+  const COUNT_FUNCTIONS = `
+const made = []
+globalThis.Function = new Proxy(Function, {
+  construct(target, args, newTarget) { made.push(String(args.at(-1)).slice(0, 60)); return Reflect.construct(target, args, newTarget) },
+  apply(target, self, args) { made.push(String(args.at(-1)).slice(0, 60)); return Reflect.apply(target, self, args) },
+})
+process.on("exit", () => require("node:fs").writeSync(2, "FUNCTIONS " + JSON.stringify(made) + "\\n"))
+`
+  const made = (stderr: string): unknown => JSON.parse(/^FUNCTIONS (.*)$/m.exec(stderr)?.[1] ?? "null")
+
+  it("is none: every zod check, the MCP SDK's included, runs interpreted from the first message", async () => {
+    // zod decides when a schema is made whether to compile its parser, and the SDK makes its
+    // schemas as its modules load (src/ZodJitless.ts).
+    const preload = path.join(home, "count-functions.cjs")
+    await fs.writeFile(preload, COUNT_FUNCTIONS)
+    // The report sees a call.
+    const node = spawnSync(process.execPath, ["--require", preload, "-e", "Function('return 1')()"], {
+      encoding: "utf8",
+    })
+    expect(made(node.stderr)).toEqual(["return 1"])
+
+    const server = await startServer(["--skills-dir", SKILLS], {
+      env: { HOME: home, SKILLS_MCP_CACHE_DIR: cacheDir, NODE_OPTIONS: `--require ${preload}` },
+      capabilities: { extensions: { "io.modelcontextprotocol/skills": {} } },
+    })
+    try {
+      const { client } = server
+      await client.listTools()
+      const calls = [
+        { name: "list_skills", arguments: {} },
+        { name: "list_skills", arguments: { query: "pdf forms" } },
+        { name: "get_skill", arguments: { id: "pdf-processing" } },
+        { name: "get_skill", arguments: { id: "no-such-skill" } },
+        { name: "get_skill", arguments: { id: 7 } },
+        { name: "read_skill_file", arguments: { id: "pdf-processing", path: "references/forms.md" } },
+      ]
+      for (const call of calls) expect(await client.callTool(call)).toHaveProperty("content")
+      await client.listResources()
+      await client.readResource({ uri: "skill://pdf-processing/SKILL.md" })
+      await client.listPrompts()
+      await client.request({ method: "skills/list", params: {} }, ResultSchema)
+      await client.request(
+        { method: "skills/get", params: { uri: "skill://pdf-processing/SKILL.md" } },
+        ResultSchema,
+      )
+      await client.ping()
+    } finally {
+      await server.close()
+    }
+    expect(made(server.stderr())).toEqual([])
+  })
+})
