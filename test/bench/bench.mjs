@@ -8,6 +8,7 @@
  *   - a bare MCP SDK server (test/bench/bare-server.mjs, unbundled): spawn to `initialize`,
  *     and, for each corpus, the latency of its `get_skill` (one `readFile` per call);
  *   - a frontmatter-only scan of the same corpus in plain Node (test/bench/floor-scan.mjs).
+ * The floors' starts and scans are interleaved with our warm starts, one of each in turn.
  * Every child gets a minimal environment (PATH, HOME, and for our server a private code-cache
  * folder): variables such as NODE_EXTRA_CA_CERTS add tens of milliseconds to every start.
  * "first start" has an empty code cache of its own and uses the build's (what a fresh HOME
@@ -204,25 +205,32 @@ const runNode = (script, args) =>
 // ---------------------------------------------------------------------------------------
 // Measurements
 
+/** Spawn to `initialize` of the bare SDK server. */
+const bareStart = async () => {
+  const session = await connect(process.execPath, [path.join(HERE, "bare-server.mjs")], minimalEnv())
+  await close(session)
+  return session.initMs
+}
+
+/** The frontmatter-only scan of a corpus, its own time. */
+const floorScan = async (corpus) => {
+  const { stdout } = await runNode(path.join(HERE, "floor-scan.mjs"), [corpus])
+  return JSON.parse(stdout).ms
+}
+
+/**
+ * `node -e 0`, the machine's speed. The bare server's start and the scan are measured with each
+ * corpus, interleaved with our starts (`measureSize`): the machine's speed drifts, by half
+ * between runs and within one, and a floor measured minutes apart from our starts made their
+ * ratio move with it.
+ */
 const floors = async (corpora) => {
-  const bare = []
-  for (let rep = 0; rep < REPS + 1; rep++) {
-    const session = await connect(process.execPath, [path.join(HERE, "bare-server.mjs")], minimalEnv())
-    if (rep > 0) bare.push(session.initMs) // the first start warms the disk cache
-    await close(session)
-  }
+  // The first starts warm the disk cache.
+  await bareStart()
+  for (const corpus of Object.values(corpora)) await floorScan(corpus)
   const nodeStart = []
   for (let rep = 0; rep < REPS; rep++) nodeStart.push((await runNode("-e", ["0"])).ms)
-  const scans = {}
-  for (const [size, corpus] of Object.entries(corpora)) {
-    const runs = []
-    for (let rep = 0; rep < Math.min(REPS, 3); rep++) {
-      const { stdout } = await runNode(path.join(HERE, "floor-scan.mjs"), [corpus])
-      runs.push(JSON.parse(stdout).ms)
-    }
-    scans[size] = median(runs)
-  }
-  return { bareInitMs: median(bare), nodeStartMs: median(nodeStart), scanMs: scans }
+  return { nodeStartMs: median(nodeStart) }
 }
 
 const measureSize = async (size, corpus, ids) => {
@@ -233,8 +241,14 @@ const measureSize = async (size, corpus, ids) => {
   // No cache of its own yet: the build's is used, and copied to the cache folder.
   const cold = await ours(corpus, cacheDir)
   await close(cold)
+  // Each warm start comes right after a start of the bare server and a scan of the corpus:
+  // the ratios compare starts made at the same moment of the machine.
   const warmRuns = []
+  const bareRuns = []
+  const scanRuns = []
   for (let rep = 0; rep < (large ? Math.min(REPS, 2) : REPS); rep++) {
+    bareRuns.push(await bareStart())
+    scanRuns.push(await floorScan(corpus))
     const session = await ours(corpus, cacheDir)
     warmRuns.push(session.initMs)
     await close(session)
@@ -248,6 +262,8 @@ const measureSize = async (size, corpus, ids) => {
     uncachedInitMs: uncached.initMs,
     coldInitMs: cold.initMs,
     warmInitMs: median(warmRuns),
+    bareInitMs: median(bareRuns),
+    scanMs: median(scanRuns),
   }
   result.instructionsChars = (client.getInstructions() ?? "").length
   const tools = await time(() => client.listTools())
@@ -408,12 +424,12 @@ const table = (results, floor) => {
   const rows = [
     ["initialize, no code cache ms", (r) => fixed(r.uncachedInitMs, 0)],
     ["initialize, first start (the build's code cache) ms", (r) => fixed(r.coldInitMs, 0)],
-    ["  / bare SDK server initialize", (r) => `${fixed(r.coldInitMs / floor.bareInitMs, 2)}x`],
+    ["  / bare SDK server initialize", (r) => `${fixed(r.coldInitMs / r.bareInitMs, 2)}x`],
     ["initialize, warm (median) ms", (r) => fixed(r.warmInitMs, 0)],
-    ["  / bare SDK server initialize", (r) => `${fixed(r.warmInitMs / floor.bareInitMs, 2)}x`],
+    ["  / bare SDK server initialize", (r) => `${fixed(r.warmInitMs / r.bareInitMs, 2)}x`],
     [
       "  / (frontmatter scan + bare SDK start)",
-      (r) => `${fixed(r.warmInitMs / (floor.scanMs[r.size] + floor.bareInitMs), 2)}x`,
+      (r) => `${fixed(r.warmInitMs / (r.scanMs + r.bareInitMs), 2)}x`,
     ],
     ["first tools/list ms (right after initialize)", (r) => fixed(r.firstToolsListMs, 1)],
     ["first list_skills ms", (r) => fixed(r.firstListMs, 1)],
@@ -458,8 +474,9 @@ const table = (results, floor) => {
   const separator = `|${widths.map((width) => "-".repeat(width + 2)).join("|")}|`
   const floorLines = [
     "",
-    `Floors (same run): bare SDK server initialize ${fixed(floor.bareInitMs, 0)} ms; node -e 0 ${fixed(floor.nodeStartMs, 0)} ms;`,
-    `frontmatter-only scan ${results.map((r) => `${count(r.size)}: ${fixed(floor.scanMs[r.size], 0)} ms`).join(", ")}.`,
+    `Floors (same run; medians of the starts interleaved with the warm ones): node -e 0 ${fixed(floor.nodeStartMs, 0)} ms;`,
+    `bare SDK server initialize ${results.map((r) => `${count(r.size)}: ${fixed(r.bareInitMs, 0)} ms`).join(", ")};`,
+    `frontmatter-only scan ${results.map((r) => `${count(r.size)}: ${fixed(r.scanMs, 0)} ms`).join(", ")}.`,
   ]
   return [render(lines[0]), separator, ...lines.slice(1).map(render), ...floorLines].join("\n")
 }
