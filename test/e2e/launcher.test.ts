@@ -331,11 +331,13 @@ process.on("exit", () => require("node:fs").writeSync(2, "FUNCTIONS " + JSON.str
     // schemas as its modules load (src/ZodJitless.ts).
     const preload = path.join(home, "count-functions.cjs")
     await fs.writeFile(preload, COUNT_FUNCTIONS)
-    // The report sees a call.
-    const node = spawnSync(process.execPath, ["--require", preload, "-e", "Function('return 1')()"], {
-      encoding: "utf8",
-    })
-    expect(made(node.stderr)).toEqual(["return 1"])
+    // The report sees both kinds of call (zod's is `new Function(...)`).
+    const node = spawnSync(
+      process.execPath,
+      ["--require", preload, "-e", "new Function('return 1')(); Function('return 2')()"],
+      { encoding: "utf8" },
+    )
+    expect(made(node.stderr)).toEqual(["return 1", "return 2"])
 
     const server = await startServer(["--skills-dir", SKILLS], {
       env: { HOME: home, SKILLS_MCP_CACHE_DIR: cacheDir, NODE_OPTIONS: `--require ${preload}` },
@@ -354,11 +356,24 @@ process.on("exit", () => require("node:fs").writeSync(2, "FUNCTIONS " + JSON.str
       ]
       for (const call of calls) expect(await client.callTool(call)).toHaveProperty("content")
       await client.listResources()
+      await client.listResourceTemplates()
       await client.readResource({ uri: "skill://pdf-processing/SKILL.md" })
+      await client.subscribeResource({ uri: "skill://pdf-processing/SKILL.md" })
+      await client.unsubscribeResource({ uri: "skill://pdf-processing/SKILL.md" })
       await client.listPrompts()
+      await client.getPrompt({ name: "skill", arguments: { name: "pdf-processing" } })
+      await client.complete({
+        ref: { type: "ref/prompt", name: "skill" },
+        argument: { name: "name", value: "pdf" },
+      })
+      await client.setLoggingLevel("warning")
       await client.request({ method: "skills/list", params: {} }, ResultSchema)
       await client.request(
         { method: "skills/get", params: { uri: "skill://pdf-processing/SKILL.md" } },
+        ResultSchema,
+      )
+      await client.request(
+        { method: "resources/directory/read", params: { uri: "skill://pdf-processing" } },
         ResultSchema,
       )
       await client.ping()
