@@ -20,8 +20,8 @@ import * as fs from "node:fs"
 import { createRequire, Module } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import { promisify } from "node:util"
 import * as vm from "node:vm"
+import { fsCalls } from "./FsPort.js"
 import { tuneHeap, underStartFlags } from "./HeapTuning.js"
 import { quietStackTraces, restoreStackTraces } from "./LoadStacks.js"
 
@@ -184,23 +184,20 @@ const main = () => {
   /** What the user's cache gets: a copy of the build's when V8 took it, else V8's data by then. */
   const content = built !== undefined && !script.cachedDataRejected ? () => built : cachedDataNow
   // While serving, the cache is written without blocking the event loop. Through the
-  // callback API, as the server's own reads (src/FsPort.ts): `fs.promises` would load eight
-  // modules of Node's in the middle of serving.
-  const writeFileAsync = promisify(fs.writeFile)
-  const renameAsync = promisify(fs.rename)
-  const readdirAsync = promisify(fs.readdir)
-  const rmAsync = promisify(fs.rm)
+  // callback API, as the server's own reads (`fsCalls`, src/FsPort.ts): `fs.promises` would
+  // load eight modules of Node's in the middle of serving.
   const saveLater = () => {
     const temporary = `${file}.${process.pid}.tmp`
     const data = content()
-    writeFileAsync(temporary, data, { mode: 0o600 })
-      .then(() => renameAsync(temporary, file))
+    fsCalls
+      .writeFile(temporary, data, { mode: 0o600 })
+      .then(() => fsCalls.rename(temporary, file))
       .then(() => {
         saved = true
-        return readdirAsync(folder)
+        return fsCalls.readdir(folder)
       })
-      .then((names) => Promise.all(stale(names).map((name) => rmAsync(name, { force: true }))))
-      .catch(() => rmAsync(temporary, { force: true }).catch(() => undefined))
+      .then((names) => Promise.all(stale(names).map((name) => fsCalls.rm(name, { force: true }))))
+      .catch(() => fsCalls.rm(temporary, { force: true }).catch(() => undefined))
   }
   // At exit nothing is served any more: the cache is written synchronously if it is not in
   // place yet (a session shorter than SAVE_AFTER_MS, or one that ends while the write above is
