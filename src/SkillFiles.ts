@@ -317,11 +317,27 @@ type FailedFolder = (reason: string) => SkillUnreadable
 const entryIn = (folder: string, name: string): string =>
   folder.endsWith(path.sep) ? folder + name : folder + path.sep + name
 
-/** A folder its caller opened and closes: the walk reads through it, and leaves it open. */
-const alreadyOpen =
-  (access: FolderAccess): FolderOpener =>
-  () =>
-    Promise.resolve({ _tag: "Open", access: { at: access.at, close: () => undefined } })
+/**
+ * A folder its caller opened, shared with the walks it hands `opener` to: closed once the
+ * caller (`release`) and every walk that opened it are done with it. A walk goes on after its
+ * request is cancelled (see `folderRead`), and the caller's release runs at once then: closed
+ * by the caller alone, the descriptor's number could name another folder by the time the walk
+ * read through it.
+ */
+const sharedFolder = (
+  access: FolderAccess,
+): { readonly opener: FolderOpener; readonly release: () => void } => {
+  let holders = 1
+  const release = () => {
+    holders -= 1
+    if (holders === 0) access.close()
+  }
+  const opener: FolderOpener = () => {
+    holders += 1
+    return Promise.resolve({ _tag: "Open", access: { at: access.at, close: release } })
+  }
+  return { opener, release }
+}
 
 /**
  * The folder `real`, opened for reading (see `FolderAccess`). `within` is the folder's path
@@ -572,18 +588,18 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * not an effect per folder, listing and step. At 10,000 skills a `skills/get` then
      * allocated 133 KB instead of 160, and left 9 KB instead of 12 to the old generation (see
      * the README's Performance section). A `SkillUnreadable` it rejects with is the failure;
-     * any other rejection is a defect. Once started, a read runs to its end (and closes its
-     * folders) even when its request is cancelled.
+     * any other rejection is a defect. Once started, a read runs to its end (and closes the
+     * folders it opened) even when its request is cancelled; a folder handed to it is shared
+     * (see `sharedFolder`).
      */
     const folderRead = <A>(read: () => Promise<A>): Effect.Effect<A, SkillUnreadable> =>
-      Effect.flatMap(
+      Effect.flatten(
         Effect.promise(
           (): Promise<Either.Either<A, SkillUnreadable>> =>
             read().then(Either.right, (error: unknown) =>
               error instanceof SkillUnreadable ? Either.left(error) : Promise.reject(error),
             ),
         ),
-        (result) => (Either.isLeft(result) ? Effect.fail(result.left) : Effect.succeed(result.right)),
       )
 
     /**
@@ -844,9 +860,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      */
     const inventory = (skill: SkillRef) =>
       Effect.acquireUseRelease(
-        openSkillFolder(skill),
-        ({ base, access }) => inventoryOf(skill, base, access),
-        ({ access }) => Effect.sync(() => access?.close()),
+        Effect.map(openSkillFolder(skill), ({ base, access }) => ({
+          base,
+          folder: access === undefined ? undefined : sharedFolder(access),
+        })),
+        ({ base, folder }) => inventoryOf(skill, base, folder?.opener),
+        ({ folder }) => Effect.sync(() => folder?.release()),
       )
 
     /**
@@ -896,7 +915,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const inventoryOf = Effect.fnUntraced(function* (
       skill: SkillRef,
       base: string,
-      access: FolderAccess | undefined,
+      /** How to reach the skill folder, when it is open already (see `openSkillFolder`). */
+      open: FolderOpener | undefined,
     ) {
       const files: Array<{ readonly path: string; readonly real: string; readonly info: Stats }> = []
       let total = 0
@@ -924,7 +944,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           files.push({ path: entryPath, real: entry.real, info: entry.info })
           return true
         },
-        access === undefined ? undefined : alreadyOpen(access),
+        open,
       )
       if (problem === undefined && !complete) {
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`

@@ -1,8 +1,11 @@
 import { createHash } from "node:crypto"
+import { readdirSync, readlinkSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Fiber, Layer } from "effect"
 import { type ParsedFrontmatter, parseSkillText } from "../src/Frontmatter.js"
+import { fsCalls } from "../src/FsPort.js"
+import { isInside } from "../src/Paths.js"
 import { Settings } from "../src/Settings.js"
 import { checkRelativePath, isBinary, mimeTypeOf, SkillFiles } from "../src/SkillFiles.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -377,6 +380,65 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       expect(tooMany.message).toContain("more than 512 files")
       const tooBig = yield* Effect.flip(files.manifest({ id: "big", dir: `${root}/big`, root }))
       expect(tooBig.message).toContain("'big.txt' is 2048 bytes")
+    }),
+  )
+
+  it.scoped("reads a cancelled manifest's folders only while they are open, and closes them all", () =>
+    Effect.gen(function* () {
+      // Folders are read through their descriptors on Linux only.
+      if (process.platform !== "linux") return
+      const root = yield* fixture()
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root }
+      const real = yield* Effect.promise(() => fs.realpath(skill.dir))
+      const openDescriptors = () => readdirSync("/proc/self/fd").length
+      const before = openDescriptors()
+      // Each stat made through a descriptor notes what the descriptor names as it is made; the
+      // first ones wait until the manifest has been cancelled.
+      const named: Array<string> = []
+      let cancelled = false
+      let reached: () => void = () => undefined
+      const midWalk = new Promise<void>((resolve) => {
+        reached = resolve
+      })
+      let open: () => void = () => undefined
+      const gate = new Promise<void>((resolve) => {
+        open = resolve
+      })
+      const lstat = fsCalls.lstat
+      yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          Reflect.set(fsCalls, "lstat", async (target: string) => {
+            const descriptor = /^\/proc\/self\/fd\/(\d+)\//.exec(target)?.[1]
+            if (descriptor !== undefined) {
+              if (!cancelled) {
+                reached()
+                await gate
+              }
+              try {
+                named.push(readlinkSync(`/proc/self/fd/${descriptor}`))
+              } catch {
+                named.push("(closed)")
+              }
+            }
+            return lstat(target)
+          }),
+        ),
+        () => Effect.sync(() => Reflect.set(fsCalls, "lstat", lstat)),
+      )
+      const fiber = yield* Effect.fork(files.manifest(skill))
+      yield* Effect.promise(() => midWalk)
+      yield* Fiber.interrupt(fiber)
+      cancelled = true
+      // Time for a close made on cancelling to be done, then the walk goes on (real time: the
+      // test's clock does not move by itself).
+      const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+      yield* pause(30)
+      open()
+      yield* pause(200)
+      expect(named.length).toBeGreaterThan(0)
+      for (const folder of named) expect(isInside(real, folder), folder).toBe(true)
+      expect(openDescriptors()).toBe(before)
     }),
   )
 })
