@@ -16,7 +16,7 @@ import type { FsPort } from "./FsPort.js"
 import { asyncFs, mapLimit } from "./FsPort.js"
 import { scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
-import { fingerprintOf, isInside } from "./Paths.js"
+import { childPath, fingerprintOf, isInside } from "./Paths.js"
 import type { Root } from "./Settings.js"
 import { Settings } from "./Settings.js"
 
@@ -59,13 +59,6 @@ export interface DiscoveryResult {
 const NAMED_DOT_FOLDERS = new Set([".claude", ".agents"])
 
 const skipFolder = (name: string) => name === "node_modules" || name.startsWith(".")
-
-/**
- * `path.join(dir, name)` for a normalized absolute folder and an entry name (which holds no
- * separator), without normalizing again: a scan makes two of these per skill.
- */
-const childPath = (dir: string, name: string) =>
-  dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`
 
 interface Pending {
   readonly dir: string

@@ -34,6 +34,15 @@ export const isInside = (base: string, target: string): boolean => {
   return target.startsWith(prefix)
 }
 
+/**
+ * `path.join(dir, name)` for a normalised absolute folder (a real path, or a descriptor's path
+ * under `/proc`) and a name read from it (no separator, never `.` or `..`), without `path.join`'s
+ * normalising pass: a first scan makes two per skill, and in a `skills/get` that pass was the
+ * largest single share of what the call allocated.
+ */
+export const childPath = (dir: string, name: string): string =>
+  dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`
+
 /** One call of the asynchronous port (which answers null on failure), as an effect. */
 const viaPort = <A>(call: () => Io<A>): Effect.Effect<A> => Effect.promise(async () => call())
 

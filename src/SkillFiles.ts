@@ -27,6 +27,7 @@ import { asyncFs, fsCalls, mapLimit } from "./FsPort.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 import type { Fingerprint } from "./Paths.js"
 import {
+  childPath,
   fingerprintOf,
   isInside,
   lstatOrNull,
@@ -307,15 +308,6 @@ type FolderOpener = () => Promise<OpenedFolder>
 
 /** The failure to give for a folder that cannot be read now (see `unreadableFolder`). */
 type FailedFolder = (reason: string) => SkillUnreadable
-
-/**
- * What `path.join(folder, name)` answers for a name read from the folder (one name, never `.`
- * or `..`) and a folder path that is absolute and normalised (a real path, or a descriptor's
- * path under `/proc`), without `path.join`'s normalising pass: that pass made the largest
- * single share of what a `skills/get` allocated.
- */
-const entryIn = (folder: string, name: string): string =>
-  folder.endsWith(path.sep) ? folder + name : folder + path.sep + name
 
 /**
  * A folder its caller opened, shared with the walks it hands `opener` to: closed once the
@@ -696,8 +688,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       at: string,
       name: string,
     ): Promise<FolderEntry | null> => {
-      const named = entryIn(real, name)
-      const link = await asyncFs.lstat(entryIn(at, name))
+      const named = childPath(real, name)
+      const link = await asyncFs.lstat(childPath(at, name))
       if (link === null) return null
       let target = named
       let info: Stats | null = link
@@ -772,8 +764,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
                 if (!visit(entry, entryPath)) return false
                 if (entry.type !== "directory") continue
                 // A folder found here (not through a link) is opened through this one.
-                const plain = entry.real === entryIn(folder, entry.name)
-                const inside = plain && at !== folder ? entryIn(at, entry.name) : undefined
+                const plain = entry.real === childPath(folder, entry.name)
+                const inside = plain && at !== folder ? childPath(at, entry.name) : undefined
                 const child = () => openFolder(entry.real, inside)
                 if (!(await go(entry.real, entryPath, depth + 1, child))) return false
               }
