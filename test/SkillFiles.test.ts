@@ -397,6 +397,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       // first ones wait until the manifest has been cancelled.
       const named: Array<string> = []
       let cancelled = false
+      let held = 0
       let reached: () => void = () => undefined
       const midWalk = new Promise<void>((resolve) => {
         reached = resolve
@@ -413,7 +414,9 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
             if (descriptor !== undefined) {
               if (!cancelled) {
                 reached()
+                held += 1
                 await gate
+                held -= 1
               }
               try {
                 named.push(readlinkSync(`/proc/self/fd/${descriptor}`))
@@ -435,7 +438,10 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
       yield* pause(30)
       open()
-      yield* pause(200)
+      // The walk is over once the stats held have gone on and every descriptor it opened is
+      // closed again (5 s at most).
+      for (let waited = 0; (held > 0 || openDescriptors() !== before) && waited < 5_000; waited += 10)
+        yield* pause(10)
       expect(named.length).toBeGreaterThan(0)
       for (const folder of named) expect(isInside(real, folder), folder).toBe(true)
       expect(openDescriptors()).toBe(before)
