@@ -11,14 +11,14 @@
 import type { Stats } from "node:fs"
 import * as path from "node:path"
 import { Clock, Deferred, Effect, Either, PubSub, Ref, Stream } from "effect"
-import type { Candidate, DiscoveryNotice, DiscoveryResult } from "./Discovery.js"
+import type { Candidate, DiscoveryNotice, DiscoveryResult, SkillFileLook } from "./Discovery.js"
 import { compareSegments, Discovery, SKILL_FILE } from "./Discovery.js"
 import type { FrontmatterRule } from "./Errors.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
 import { nextIoTurn, sliced } from "./EventLoop.js"
-import type { ParsedFrontmatter } from "./Frontmatter.js"
-import { MAX_FRONTMATTER_BYTES, readFrontmatter } from "./Frontmatter.js"
-import type { FsPort } from "./FsPort.js"
+import type { FrontmatterRead, ParsedFrontmatter } from "./Frontmatter.js"
+import { MAX_FRONTMATTER_BYTES, readFrontmatter, readFrontmatterFromNow } from "./Frontmatter.js"
+import type { FsPort, SyncFsPort } from "./FsPort.js"
 import { asyncFs, lstatNow, mapLimit, syncFs } from "./FsPort.js"
 import { beginFirstScan, endFirstScan, scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
@@ -806,29 +806,68 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         return result
       })
 
-    const parseCandidate = async (port: FsPort, candidate: Candidate): Promise<Parsed> => {
-      const skip = (rule: FrontmatterRule, reason: string, line?: number): Parsed => ({
-        _tag: "Skipped",
-        skipped: {
-          id: candidate.id,
-          file: candidate.file,
-          root: candidate.root.path,
-          rule,
-          reason,
-          ...(line === undefined ? {} : { line }),
-        },
-      })
-      // Only the head is read here, but get_skill reads the whole file: one it could not load
-      // is not listed either.
-      const { size } = candidate.fingerprint
-      if (size > settings.maxFileBytes) {
-        return skip(
-          "skill-unreadable",
-          `SKILL.md is ${size} bytes, over the ${settings.maxFileBytes}-byte limit (raise it with --max-file-bytes)`,
-        )
+    /**
+     * Frontmatter the first scan read as discovery looked at each SKILL.md (`lookReading`), by
+     * path, with the fingerprint of the very file read. `build` takes it; what is left (skills
+     * not tried) goes when the first scan ends.
+     */
+    const preread = new Map<string, { readonly fingerprint: Fingerprint; readonly read: FrontmatterRead }>()
+
+    /**
+     * The first scan's look at a SKILL.md: it opens the file (not through a link) instead of an
+     * lstat, and a regular file within the size limit has its frontmatter read there and then.
+     * One path lookup and one open per skill, where an lstat in discovery and an open in `build`
+     * made two. A link, or a file that cannot be opened, is looked at with an lstat as before,
+     * and read (or not) by `build`.
+     */
+    const lookReading =
+      (port: SyncFsPort): SkillFileLook =>
+      (file) => {
+        let fd: number
+        try {
+          fd = port.openNoFollow(file)
+        } catch {
+          return port.lstat(file)
+        }
+        try {
+          const info = port.fstat(fd)
+          if (info.isFile() && info.size <= settings.maxFileBytes) {
+            const read = readFrontmatterFromNow(port, fd, file, headCap)
+            preread.set(file, { fingerprint: fingerprintOf(info), read })
+          }
+          return info
+        } catch {
+          return port.lstat(file)
+        } finally {
+          try {
+            port.close(fd)
+          } catch {
+            // already closed: nothing to release
+          }
+        }
       }
-      const result = await readFrontmatter(port, candidate.file, headCap)
-      if (Either.isLeft(result)) return skip(result.left.rule, result.left.reason, result.left.line)
+
+    const skippedAs = (
+      candidate: Candidate,
+      rule: FrontmatterRule,
+      reason: string,
+      line?: number,
+    ): Parsed => ({
+      _tag: "Skipped",
+      skipped: {
+        id: candidate.id,
+        file: candidate.file,
+        root: candidate.root.path,
+        rule,
+        reason,
+        ...(line === undefined ? {} : { line }),
+      },
+    })
+
+    /** What a candidate's frontmatter makes of it: a skill, or a skipped one. */
+    const parsedOf = (candidate: Candidate, result: FrontmatterRead): Parsed => {
+      if (Either.isLeft(result))
+        return skippedAs(candidate, result.left.rule, result.left.reason, result.left.line)
       const parsed = result.right
       return {
         _tag: "Skill",
@@ -848,12 +887,41 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       }
     }
 
-    /** Parses a candidate's SKILL.md and keeps the result for its fingerprint (`entries`). */
-    const parseKept = async (port: FsPort, candidate: Candidate): Promise<Parsed> => {
-      const parsed = await parseCandidate(port, candidate)
+    /**
+     * A candidate's result when nothing is left to read: a SKILL.md over the size limit, or one
+     * the first scan read already (taken from `preread`). Undefined otherwise.
+     */
+    const parsedNow = (candidate: Candidate): Parsed | undefined => {
+      // Only the head is read here, but get_skill reads the whole file: one it could not load
+      // is not listed either.
+      const { size } = candidate.fingerprint
+      if (size > settings.maxFileBytes) {
+        return skippedAs(
+          candidate,
+          "skill-unreadable",
+          `SKILL.md is ${size} bytes, over the ${settings.maxFileBytes}-byte limit (raise it with --max-file-bytes)`,
+        )
+      }
+      const early = preread.get(candidate.file)
+      if (early === undefined) return undefined
+      preread.delete(candidate.file)
+      return sameFingerprint(early.fingerprint, candidate.fingerprint)
+        ? parsedOf(candidate, early.read)
+        : undefined
+    }
+
+    /** Keeps a candidate's result for its fingerprint (`entries`). */
+    const keep = (candidate: Candidate, parsed: Parsed): Parsed => {
       entries.set(candidate.file, { fingerprint: candidate.fingerprint, parsed })
       return parsed
     }
+
+    /** Parses a candidate's SKILL.md and keeps the result for its fingerprint (`entries`). */
+    const parseKept = async (port: FsPort, candidate: Candidate): Promise<Parsed> =>
+      keep(
+        candidate,
+        parsedNow(candidate) ?? parsedOf(candidate, await readFrontmatter(port, candidate.file, headCap)),
+      )
 
     /**
      * Builds the snapshot from discovered candidates: first id wins, the cap applies, and only
@@ -880,13 +948,18 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         const results = new Map<Candidate, Parsed>()
         let round = [...sameId.values()].flatMap((group) => group.slice(0, 1))
         while (round.length > 0) {
-          // Unchanged files in one synchronous pass; only the others are read.
+          // Unchanged files, and ones with nothing to read, in one synchronous pass; only the
+          // others are read.
           const stale: Array<Candidate> = []
           for (const candidate of round) {
             const cached = entries.get(candidate.file)
-            if (cached !== undefined && sameFingerprint(cached.fingerprint, candidate.fingerprint))
+            if (cached !== undefined && sameFingerprint(cached.fingerprint, candidate.fingerprint)) {
               results.set(candidate, cached.parsed)
-            else stale.push(candidate)
+              continue
+            }
+            const now = parsedNow(candidate)
+            if (now === undefined) stale.push(candidate)
+            else results.set(candidate, keep(candidate, now))
           }
           yield* Effect.promise(() =>
             mapLimit(stale, port.concurrency, async (candidate) => {
@@ -948,11 +1021,14 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         return changedAny
       })
 
-    /** Re-discovers everything (one stat per skill), then builds. */
-    const rescan = (port: FsPort) =>
+    /**
+     * Re-discovers everything (one stat per skill; `look` may read as well, see `lookReading`),
+     * then builds.
+     */
+    const rescan = (port: FsPort, look?: SkillFileLook) =>
       Effect.gen(function* () {
         const startedAt = yield* Clock.currentTimeMillis
-        const found = yield* discovery.discover(port)
+        const found = yield* discovery.discover(port, look)
         discoveredAt = startedAt
         return yield* build(port, found)
       }).pipe(Effect.withSpan("Catalog.rescan"))
@@ -1257,11 +1333,17 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       return result
     })
 
-    // The first scan runs before anything is served: synchronous reads are the faster choice.
-    // The young generation may grow meanwhile (src/HeapTuning.ts).
+    // The first scan runs before anything is served: synchronous reads are the faster choice,
+    // and each SKILL.md is read as discovery comes to it. The young generation may grow
+    // meanwhile (src/HeapTuning.ts).
     yield* Effect.sync(beginFirstScan).pipe(
-      Effect.zipRight(rescan(syncFs)),
-      Effect.ensuring(Effect.sync(endFirstScan)),
+      Effect.zipRight(rescan(syncFs, lookReading(syncFs))),
+      Effect.ensuring(
+        Effect.sync(() => {
+          endFirstScan()
+          preread.clear()
+        }),
+      ),
     )
     return {
       /** The current index, after a (throttled) freshness check. */

@@ -8,11 +8,12 @@
  * reached through a link is read only if no other path has led to it yet, so link loops end
  * and links between sibling folders cost one read per real folder, not one per path.
  */
+import type { Stats } from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
 import type { IdFilter } from "./Access.js"
 import { idFilter } from "./Access.js"
-import type { FsPort } from "./FsPort.js"
+import type { FsPort, Io } from "./FsPort.js"
 import { asyncFs, mapLimit } from "./FsPort.js"
 import { scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
@@ -62,6 +63,8 @@ const skipFolder = (name: string) => name === "node_modules" || name.startsWith(
 
 interface Pending {
   readonly dir: string
+  /** The folder's name: the last part of `dir`. */
+  readonly name: string
   /** The folder's real path (derived without a syscall for plain sub-folders). */
   readonly real: string
   readonly segments: ReadonlyArray<string>
@@ -71,6 +74,13 @@ interface Pending {
 }
 
 const LEAVES_ROOT = "symbolic link leads outside the skills folder; not followed"
+
+/**
+ * How a scan looks at a permitted skill's SKILL.md: what `lstat` answers for it, or null when
+ * there is none. The first scan's look reads the file at the same time (src/Catalog.ts); by
+ * default it is the port's `lstat`.
+ */
+export type SkillFileLook = (file: string) => Io<Stats | null>
 
 interface Found {
   readonly candidate: Candidate
@@ -86,6 +96,7 @@ export const discoverRoot = async (
   maxDepth: number,
   /** Skills the operator exposes (`--allow`/`--deny`); others are passed over unread. */
   permits?: IdFilter,
+  look: SkillFileLook = port.lstat,
 ): Promise<DiscoveryResult> => {
   const found: Array<Found> = []
   const notices: Array<DiscoveryNotice> = []
@@ -102,15 +113,12 @@ export const discoverRoot = async (
   /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
   const skillIn = async (pending: Pending): Promise<Candidate | "refused" | null> => {
     const file = childPath(pending.dir, SKILL_FILE)
-    let info = await port.lstat(file)
-    if (info === null) return null
     // The operator's lists apply to the folder's name and to its real name: a link cannot
-    // give a denied skill another id.
-    if (
-      permits !== undefined &&
-      !(permits(path.basename(pending.dir)) && permits(path.basename(pending.real)))
-    )
-      return "refused"
+    // give a denied skill another id. A denied one is only looked at (skill or group?), not read.
+    const permitted = permits === undefined || (permits(pending.name) && permits(path.basename(pending.real)))
+    let info = await (permitted ? look(file) : port.lstat(file))
+    if (info === null) return null
+    if (!permitted) return "refused"
     if (info.isSymbolicLink()) {
       const real = await port.realpath(file)
       if (real === null || !isInside(pending.real, real)) {
@@ -129,8 +137,8 @@ export const discoverRoot = async (
       rootIndex,
       dir: pending.dir,
       file,
-      id: path.basename(pending.dir),
-      segments: pending.segments.length > 0 ? pending.segments : [path.basename(pending.dir)],
+      id: pending.name,
+      segments: pending.segments.length > 0 ? pending.segments : [pending.name],
       fingerprint: fingerprintOf(info),
     }
   }
@@ -176,7 +184,8 @@ export const discoverRoot = async (
         const dir = path.join(pending.dir, name, "skills")
         const real = await linked(pending, dir)
         const direct = path.join(rootReal, name, "skills")
-        if (real !== null) next.push({ dir, real, segments: [], depth: 2, viaLink: real !== direct })
+        if (real !== null)
+          next.push({ dir, name: "skills", real, segments: [], depth: 2, viaLink: real !== direct })
         else if (entry.isDirectory()) edges.push(path.join(pending.dir, name))
         continue
       }
@@ -184,18 +193,29 @@ export const discoverRoot = async (
       const dir = childPath(pending.dir, name)
       const segments = pending.depth === 0 && name === "skills" ? [] : [...pending.segments, name]
       const depth = pending.depth + 1
-      // A plain sub-folder needs no system call (and no await: a root holds thousands).
+      // A plain sub-folder needs no system call (and no await: a root holds thousands). Below a
+      // folder that is its own real path, it is too (one string for both).
       if (entry.isDirectory()) {
-        next.push({ dir, real: childPath(pending.real, name), segments, depth, viaLink: pending.viaLink })
+        const real = pending.real === pending.dir ? dir : childPath(pending.real, name)
+        next.push({ dir, name, real, segments, depth, viaLink: pending.viaLink })
         continue
       }
       const real = await linked(pending, dir)
-      if (real !== null) next.push({ dir, real, segments, depth, viaLink: true })
+      if (real !== null) next.push({ dir, name, real, segments, depth, viaLink: true })
     }
     return next
   }
 
-  let level: Array<Pending> = [{ dir: root.path, real: rootReal, segments: [], depth: 0, viaLink: false }]
+  let level: Array<Pending> = [
+    {
+      dir: root.path,
+      name: path.basename(root.path),
+      real: rootReal,
+      segments: [],
+      depth: 0,
+      viaLink: false,
+    },
+  ]
   while (level.length > 0) {
     const next = await mapLimit(level, port.concurrency, visit)
     level = next.flat()
@@ -209,9 +229,10 @@ export const discoverAll = async (
   roots: ReadonlyArray<Root>,
   maxDepth: number,
   permits?: IdFilter,
+  look?: SkillFileLook,
 ): Promise<DiscoveryResult> => {
   const perRoot = await mapLimit(roots, 4, (root, index) =>
-    discoverRoot(port, root, index, maxDepth, permits),
+    discoverRoot(port, root, index, maxDepth, permits, look),
   )
   return {
     candidates: perRoot.flatMap((result) => result.candidates),
@@ -275,9 +296,12 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
   effect: Effect.gen(function* () {
     const settings = yield* Settings
     const permits = idFilter(settings.allow, settings.deny)
-    /** Every SKILL.md under every root; `port` chooses synchronous or asynchronous I/O. */
-    const discover = (port: FsPort = asyncFs): Effect.Effect<DiscoveryResult> =>
-      Effect.promise(() => discoverAll(port, settings.roots, settings.maxDepth, permits)).pipe(
+    /**
+     * Every SKILL.md under every root; `port` chooses synchronous or asynchronous I/O, `look`
+     * how each permitted SKILL.md is looked at (see `SkillFileLook`).
+     */
+    const discover = (port: FsPort = asyncFs, look?: SkillFileLook): Effect.Effect<DiscoveryResult> =>
+      Effect.promise(() => discoverAll(port, settings.roots, settings.maxDepth, permits, look)).pipe(
         Effect.withSpan("Discovery.discover"),
       )
     /**

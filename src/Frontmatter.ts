@@ -7,7 +7,7 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import { LineCounter, parseDocument, visit } from "yaml"
 import type { FrontmatterRule } from "./Errors.js"
 import { MalformedFrontmatter } from "./Errors.js"
-import type { FsPort } from "./FsPort.js"
+import type { FsPort, SyncFsPort } from "./FsPort.js"
 import { asyncFs } from "./FsPort.js"
 import { Settings } from "./Settings.js"
 import { symlinkArtefactReason, symlinkTargetIn } from "./Validation.js"
@@ -474,6 +474,16 @@ export const readHead = async (
 ): Promise<Either.Either<string, MalformedFrontmatter>> =>
   Either.map(await readHeadSplit(port, file, cap), (head) => head.text)
 
+/** A SKILL.md that could not be opened or read. */
+const unreadable = (file: string, error: unknown) =>
+  Either.left(
+    new MalformedFrontmatter({
+      path: file,
+      rule: "skill-unreadable",
+      reason: `cannot read the file (${describeIoError(error)})`,
+    }),
+  )
+
 /**
  * Reads only as much of a SKILL.md as the frontmatter needs: the first chunk, and more only
  * while the closing `---` has not shown up, up to `cap` bytes. Answers the text up to and
@@ -485,56 +495,15 @@ const readHeadSplit = async (
   file: string,
   cap: number,
 ): Promise<Either.Either<Head, MalformedFrontmatter>> => {
-  const unreadable = (error: unknown) =>
-    Either.left(
-      new MalformedFrontmatter({
-        path: file,
-        rule: "skill-unreadable",
-        reason: `cannot read the file (${describeIoError(error)})`,
-      }),
-    )
   let fd: number
-  const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
   try {
     fd = await port.open(file)
   } catch (error) {
-    return unreadable(error)
+    return unreadable(file, error)
   }
   try {
-    let buffer = first.length > cap ? first.subarray(0, cap) : first
-    let length = 0
-    for (;;) {
-      const bytesRead = await port.read(fd, buffer, length, buffer.length - length, length)
-      length += bytesRead
-      // Only the frontmatter, as a string of its own: values sliced out of the chunk's text
-      // would keep the whole chunk alive, and the catalog keeps them for every skill.
-      const head = frontmatterHead(buffer, length)
-      if (head !== undefined) return Either.right(head)
-      const text = buffer.toString("utf8", 0, length)
-      const complete = bytesRead === 0 || length < buffer.length
-      const split = splitFrontmatter(text)
-      if (split._tag === "Split") {
-        const frontmatter = text.slice(0, text.length - split.value.body.length)
-        return Either.right({ text: Buffer.from(frontmatter, "utf8").toString("utf8") })
-      }
-      if (complete || split._tag === "NoFrontmatter") return Either.right({ text, split })
-      if (buffer.length >= cap) {
-        return Either.left(
-          new MalformedFrontmatter({
-            path: file,
-            rule: "frontmatter-unclosed",
-            reason: `the frontmatter is not closed within the first ${cap} bytes`,
-          }),
-        )
-      }
-      const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 4, cap))
-      buffer.copy(bigger, 0, 0, length)
-      buffer = bigger
-    }
-  } catch (error) {
-    return unreadable(error)
+    return await readHeadFrom(port, fd, file, cap)
   } finally {
-    if (headBuffers.length < 64) headBuffers.push(first)
     try {
       await port.close(fd)
     } catch {
@@ -543,15 +512,118 @@ const readHeadSplit = async (
   }
 }
 
-/** Reads a SKILL.md's head through `port` and parses its frontmatter. */
-export const readFrontmatter = async (
+/** `readHeadSplit` from a descriptor open on `file`, which the caller closes. */
+const readHeadFrom = async (
   port: FsPort,
+  fd: number,
   file: string,
   cap: number,
-): Promise<Either.Either<ParsedFrontmatter & { readonly body: string }, MalformedFrontmatter>> =>
-  Either.flatMap(await readHeadSplit(port, file, cap), ({ text, split }) =>
-    parseSplit(file, text, split ?? splitFrontmatter(text)),
-  )
+): Promise<Either.Either<Head, MalformedFrontmatter>> => {
+  const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
+  try {
+    let buffer = first.length > cap ? first.subarray(0, cap) : first
+    let length = 0
+    for (;;) {
+      const bytesRead = await port.read(fd, buffer, length, buffer.length - length, length)
+      length += bytesRead
+      const next = headAfterRead(buffer, length, bytesRead, file, cap)
+      if (!Buffer.isBuffer(next)) return next
+      buffer = next
+    }
+  } catch (error) {
+    return unreadable(file, error)
+  } finally {
+    if (headBuffers.length < 64) headBuffers.push(first)
+  }
+}
+
+/** `readHeadFrom` through a port that answers at once: no promise made, no turn waited. */
+const readHeadFromNow = (
+  port: SyncFsPort,
+  fd: number,
+  file: string,
+  cap: number,
+): Either.Either<Head, MalformedFrontmatter> => {
+  const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
+  try {
+    let buffer = first.length > cap ? first.subarray(0, cap) : first
+    let length = 0
+    for (;;) {
+      const bytesRead = port.read(fd, buffer, length, buffer.length - length, length)
+      length += bytesRead
+      const next = headAfterRead(buffer, length, bytesRead, file, cap)
+      if (!Buffer.isBuffer(next)) return next
+      buffer = next
+    }
+  } catch (error) {
+    return unreadable(file, error)
+  } finally {
+    if (headBuffers.length < 64) headBuffers.push(first)
+  }
+}
+
+/**
+ * After a read of `bytesRead` more bytes (`length` in all) into `buffer`: the head, why there
+ * is none, or a larger buffer holding the bytes so far, to read on into.
+ */
+const headAfterRead = (
+  buffer: Buffer,
+  length: number,
+  bytesRead: number,
+  file: string,
+  cap: number,
+): Either.Either<Head, MalformedFrontmatter> | Buffer => {
+  // Only the frontmatter, as a string of its own: values sliced out of the chunk's text
+  // would keep the whole chunk alive, and the catalog keeps them for every skill.
+  const head = frontmatterHead(buffer, length)
+  if (head !== undefined) return Either.right(head)
+  const text = buffer.toString("utf8", 0, length)
+  const complete = bytesRead === 0 || length < buffer.length
+  const split = splitFrontmatter(text)
+  if (split._tag === "Split") {
+    const frontmatter = text.slice(0, text.length - split.value.body.length)
+    return Either.right({ text: Buffer.from(frontmatter, "utf8").toString("utf8") })
+  }
+  if (complete || split._tag === "NoFrontmatter") return Either.right({ text, split })
+  if (buffer.length >= cap) {
+    return Either.left(
+      new MalformedFrontmatter({
+        path: file,
+        rule: "frontmatter-unclosed",
+        reason: `the frontmatter is not closed within the first ${cap} bytes`,
+      }),
+    )
+  }
+  const bigger = Buffer.allocUnsafe(Math.min(buffer.length * 4, cap))
+  buffer.copy(bigger, 0, 0, length)
+  return bigger
+}
+
+/** What reading a SKILL.md's frontmatter gives: the fields (and what follows them), or why not. */
+export type FrontmatterRead = Either.Either<
+  ParsedFrontmatter & { readonly body: string },
+  MalformedFrontmatter
+>
+
+/** Reads a SKILL.md's head through `port` and parses its frontmatter. */
+export const readFrontmatter = async (port: FsPort, file: string, cap: number): Promise<FrontmatterRead> =>
+  Either.flatMap(await readHeadSplit(port, file, cap), parseHead(file))
+
+/**
+ * `readFrontmatter` from a descriptor open on `file` (which the caller closes), through a port
+ * that answers at once.
+ */
+export const readFrontmatterFromNow = (
+  port: SyncFsPort,
+  fd: number,
+  file: string,
+  cap: number,
+): FrontmatterRead => Either.flatMap(readHeadFromNow(port, fd, file, cap), parseHead(file))
+
+const parseHead =
+  (file: string) =>
+  ({ text, split }: Head) =>
+    parseSplit(file, text, split ?? splitFrontmatter(text))
 
 /** A short, path-free description of a Node I/O error. */
 export const describeIoError = (error: unknown): string => {

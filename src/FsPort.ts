@@ -22,11 +22,24 @@ export interface FsPort {
   /** The kernel's realpath (never the JavaScript re-implementation), or null. */
   readonly realpath: (target: string) => Io<string | null>
   readonly open: (file: string) => Io<number>
+  /**
+   * Opens a file that is not a symbolic link (ELOOP for one), and never as the controlling
+   * terminal: the first scan opens each SKILL.md before it knows what the file is.
+   */
+  readonly openNoFollow: (file: string) => Io<number>
+  readonly fstat: (fd: number) => Io<Stats>
   /** Reads into `buffer` at `offset`, from `position` in the file; answers the bytes read. */
   readonly read: (fd: number, buffer: Buffer, offset: number, length: number, position: number) => Io<number>
   readonly close: (fd: number) => Io<void>
   /** How many operations a loop keeps in flight. */
   readonly concurrency: number
+}
+
+/** A port whose operations answer at once (no promise): the first scan's. */
+export type SyncFsPort = {
+  readonly [K in keyof FsPort]: FsPort[K] extends (...args: infer A) => Io<infer R>
+    ? (...args: A) => R
+    : FsPort[K]
 }
 
 const nullOnError =
@@ -41,18 +54,21 @@ const nullOnError =
 
 /** Read-only; a FIFO swapped in for a SKILL.md fails to read instead of blocking the process. */
 const READ_NONBLOCK = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK
+const READ_NOFOLLOW = READ_NONBLOCK | fs.constants.O_NOFOLLOW | fs.constants.O_NOCTTY
 
 /** `lstat` now, without following a final link; null when there is nothing there or it fails. */
 export const lstatNow = nullOnError(
   (target: string): Stats | null => fs.lstatSync(target, { throwIfNoEntry: false }) ?? null,
 )
 
-export const syncFs: FsPort = {
+export const syncFs: SyncFsPort = {
   readdir: nullOnError((dir: string) => fs.readdirSync(dir, { withFileTypes: true })),
   lstat: lstatNow,
   stat: nullOnError((target: string) => fs.statSync(target)),
   realpath: nullOnError((target: string) => fs.realpathSync.native(target)),
   open: (file) => fs.openSync(file, READ_NONBLOCK),
+  openNoFollow: (file) => fs.openSync(file, READ_NOFOLLOW),
+  fstat: (fd) => fs.fstatSync(fd),
   read: (fd, buffer, offset, length, position) => fs.readSync(fd, buffer, offset, length, position),
   close: (fd) => fs.closeSync(fd),
   concurrency: 1,
@@ -88,6 +104,8 @@ export const asyncFs: FsPort = {
   stat: (target) => fsCalls.stat(target).catch(() => null),
   realpath: (target) => fsCalls.realpath(target).catch(() => null),
   open: (file) => fsCalls.open(file, READ_NONBLOCK),
+  openNoFollow: (file) => fsCalls.open(file, READ_NOFOLLOW),
+  fstat: (fd) => fsCalls.fstat(fd),
   read: (fd, buffer, offset, length, position) =>
     fsCalls.read(fd, buffer, offset, length, position).then((result) => result.bytesRead),
   close: (fd) => fsCalls.close(fd),

@@ -10,6 +10,7 @@ import {
   findSkill,
   prepareLookups,
 } from "../src/Catalog.js"
+import { syncFs } from "../src/FsPort.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -77,6 +78,74 @@ describe("Catalog", () => {
         }),
       )
     }),
+  )
+
+  it.scoped(
+    "first scan: opens each permitted SKILL.md once and stats none of the regular ones; links and denied skills as before",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({
+          "plain/SKILL.md": skillMd("plain", "Plain"),
+          "broken/SKILL.md": "---\nname: broken\n",
+          "big/SKILL.md": skillMd("big", "Too big", "x".repeat(2_000)),
+          "linked/real.md": skillMd("linked", "Through a link"),
+          "linked/SKILL.md": { symlink: "real.md" },
+          "denied/SKILL.md": skillMd("denied", "Not served"),
+          "group/SKILL.md/notes.md": "a folder named SKILL.md: not a skill",
+          "group/inner/SKILL.md": skillMd("inner", "In a group"),
+        })
+        // What the first scan asks of the synchronous port, by SKILL.md below the root.
+        const calls: Array<string> = []
+        const original = { ...syncFs }
+        const noting =
+          <A extends Array<unknown>, B>(name: string, call: (file: string, ...rest: A) => B) =>
+          (file: string, ...rest: A): B => {
+            if (file.endsWith("/SKILL.md")) calls.push(`${name} ${file.slice(root.length + 1)}`)
+            return call(file, ...rest)
+          }
+        yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            Reflect.set(syncFs, "lstat", noting("lstat", original.lstat))
+            Reflect.set(syncFs, "open", noting("open", original.open))
+            Reflect.set(syncFs, "openNoFollow", noting("openNoFollow", original.openNoFollow))
+          }),
+          () => Effect.sync(() => Object.assign(syncFs, original)),
+        )
+        yield* withCatalog(
+          [root],
+          (catalog) =>
+            Effect.gen(function* () {
+              const snapshot = yield* catalog.peek
+              expect(snapshot.skills.map((skill) => [skill.id, skill.description])).toEqual([
+                ["inner", "In a group"],
+                ["linked", "Through a link"],
+                ["plain", "Plain"],
+              ])
+              expect(snapshot.skipped.map((skip) => [skip.id, skip.rule])).toEqual([
+                ["big", "skill-unreadable"],
+                ["broken", "frontmatter-unclosed"],
+              ])
+              const opened = (file: string) => calls.filter((call) => call.endsWith(` ${file}`))
+              for (const file of [
+                "plain/SKILL.md",
+                "broken/SKILL.md",
+                "big/SKILL.md",
+                "group/inner/SKILL.md",
+              ])
+                expect(opened(file)).toEqual([`openNoFollow ${file}`])
+              // A link is refused by the open, then looked at as before; a denied skill is only
+              // looked at.
+              expect(opened("linked/SKILL.md")).toEqual([
+                "openNoFollow linked/SKILL.md",
+                "lstat linked/SKILL.md",
+                "open linked/SKILL.md",
+              ])
+              expect(opened("denied/SKILL.md")).toEqual(["lstat denied/SKILL.md"])
+              expect(opened("group/SKILL.md")).toEqual(["openNoFollow group/SKILL.md"])
+            }),
+          { maxFileBytes: 1_000, deny: ["denied"] },
+        )
+      }),
   )
 
   it.scoped("skips a SKILL.md over the file size limit: get_skill could not load it", () =>
