@@ -818,7 +818,9 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
      * lstat, and a regular file within the size limit has its frontmatter read there and then.
      * One path lookup and one open per skill, where an lstat in discovery and an open in `build`
      * made two. A link, or a file that cannot be opened, is looked at with an lstat as before,
-     * and read (or not) by `build`.
+     * and read (or not) by `build`. Discovery does not know yet which skills will be served (a
+     * folder may be shadowed, or over `--max-skills`): at most `maxSkills` files are read this
+     * way, so a catalog far over the cap is not read whole.
      */
     const lookReading =
       (port: SyncFsPort): SkillFileLook =>
@@ -831,7 +833,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         }
         try {
           const info = port.fstat(fd)
-          if (info.isFile() && info.size <= settings.maxFileBytes) {
+          if (info.isFile() && info.size <= settings.maxFileBytes && preread.size < settings.maxSkills) {
             const read = readFrontmatterFromNow(port, fd, file, headCap)
             preread.set(file, { fingerprint: fingerprintOf(info), read })
           }

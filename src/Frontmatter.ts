@@ -501,24 +501,6 @@ const readHeadSplit = async (
   } catch (error) {
     return unreadable(file, error)
   }
-  try {
-    return await readHeadFrom(port, fd, file, cap)
-  } finally {
-    try {
-      await port.close(fd)
-    } catch {
-      // already closed or gone: nothing to release
-    }
-  }
-}
-
-/** `readHeadSplit` from a descriptor open on `file`, which the caller closes. */
-const readHeadFrom = async (
-  port: FsPort,
-  fd: number,
-  file: string,
-  cap: number,
-): Promise<Either.Either<Head, MalformedFrontmatter>> => {
   const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
   try {
     let buffer = first.length > cap ? first.subarray(0, cap) : first
@@ -534,10 +516,18 @@ const readHeadFrom = async (
     return unreadable(file, error)
   } finally {
     if (headBuffers.length < 64) headBuffers.push(first)
+    try {
+      await port.close(fd)
+    } catch {
+      // already closed or gone: nothing to release
+    }
   }
 }
 
-/** `readHeadFrom` through a port that answers at once: no promise made, no turn waited. */
+/**
+ * `readHeadSplit` from a descriptor open on `file` (which the caller closes), through a port
+ * that answers at once: no promise made, no turn waited.
+ */
 const readHeadFromNow = (
   port: SyncFsPort,
   fd: number,

@@ -21,6 +21,36 @@ const withCatalog = <A, E>(
   overrides: Parameters<typeof servicesFor>[1] = {},
 ) => Effect.flatMap(Catalog, body).pipe(Effect.provide(servicesFor(roots, overrides)))
 
+/**
+ * Notes what the synchronous port (the first scan's) is asked while the scope lasts: its lstat
+ * and opens of a SKILL.md (by path below `root`), and its reads.
+ */
+const noteFirstScan = (root: string) =>
+  Effect.gen(function* () {
+    const calls: Array<string> = []
+    const original = { ...syncFs }
+    const noting =
+      <A extends Array<unknown>, B>(name: string, call: (file: string, ...rest: A) => B) =>
+      (file: string, ...rest: A): B => {
+        if (file.endsWith("/SKILL.md")) calls.push(`${name} ${file.slice(root.length + 1)}`)
+        return call(file, ...rest)
+      }
+    const read: typeof original.read = (...args) => {
+      calls.push("read")
+      return original.read(...args)
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        Reflect.set(syncFs, "lstat", noting("lstat", original.lstat))
+        Reflect.set(syncFs, "open", noting("open", original.open))
+        Reflect.set(syncFs, "openNoFollow", noting("openNoFollow", original.openNoFollow))
+        Reflect.set(syncFs, "read", read)
+      }),
+      () => Effect.sync(() => Object.assign(syncFs, original)),
+    )
+    return calls
+  })
+
 describe("Catalog", () => {
   it.scoped("serves valid skills, skips malformed ones with a reason, first root wins on duplicate ids", () =>
     Effect.gen(function* () {
@@ -94,23 +124,7 @@ describe("Catalog", () => {
           "group/SKILL.md/notes.md": "a folder named SKILL.md: not a skill",
           "group/inner/SKILL.md": skillMd("inner", "In a group"),
         })
-        // What the first scan asks of the synchronous port, by SKILL.md below the root.
-        const calls: Array<string> = []
-        const original = { ...syncFs }
-        const noting =
-          <A extends Array<unknown>, B>(name: string, call: (file: string, ...rest: A) => B) =>
-          (file: string, ...rest: A): B => {
-            if (file.endsWith("/SKILL.md")) calls.push(`${name} ${file.slice(root.length + 1)}`)
-            return call(file, ...rest)
-          }
-        yield* Effect.acquireRelease(
-          Effect.sync(() => {
-            Reflect.set(syncFs, "lstat", noting("lstat", original.lstat))
-            Reflect.set(syncFs, "open", noting("open", original.open))
-            Reflect.set(syncFs, "openNoFollow", noting("openNoFollow", original.openNoFollow))
-          }),
-          () => Effect.sync(() => Object.assign(syncFs, original)),
-        )
+        const calls = yield* noteFirstScan(root)
         yield* withCatalog(
           [root],
           (catalog) =>
@@ -126,6 +140,8 @@ describe("Catalog", () => {
                 ["broken", "frontmatter-unclosed"],
               ])
               const opened = (file: string) => calls.filter((call) => call.endsWith(` ${file}`))
+              // One read each, for the four read (big is over the limit: not read).
+              expect(calls.filter((call) => call === "read")).toHaveLength(4)
               for (const file of [
                 "plain/SKILL.md",
                 "broken/SKILL.md",
@@ -146,6 +162,26 @@ describe("Catalog", () => {
           { maxFileBytes: 1_000, deny: ["denied"] },
         )
       }),
+  )
+
+  it.scoped("first scan: a catalog over --max-skills is not read whole while it is discovered", () =>
+    Effect.gen(function* () {
+      const tree: Record<string, string> = {}
+      for (let index = 0; index < 12; index++)
+        tree[`s${index + 10}/SKILL.md`] = skillMd(`s${index + 10}`, "d")
+      const root = yield* tempTree(tree)
+      const calls = yield* noteFirstScan(root)
+      yield* withCatalog(
+        [root],
+        (catalog) =>
+          Effect.gen(function* () {
+            expect((yield* catalog.peek).skills.map((skill) => skill.id)).toEqual(["s10", "s11"])
+            // At most two read as discovery came to them, and the two served if they were not.
+            expect(calls.filter((call) => call === "read").length).toBeLessThanOrEqual(4)
+          }),
+        { maxSkills: 2 },
+      )
+    }),
   )
 
   it.scoped("skips a SKILL.md over the file size limit: get_skill could not load it", () =>
