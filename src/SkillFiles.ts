@@ -462,10 +462,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
       return Effect.tryPromise({
         try: async (): Promise<{ readonly content: FileContent; readonly opened: Fingerprint }> => {
-          // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+          // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below);
+          // O_NOCTTY: a terminal device is never made the process's controlling terminal.
           const fd = await fsCalls.open(
             resolved.real,
-            constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+            constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY,
           )
           try {
             const [opened, info] = await Promise.all([openedPath(fd), fsCalls.fstat(fd)])
