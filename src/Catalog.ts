@@ -19,7 +19,7 @@ import { nextIoTurn, sliced } from "./EventLoop.js"
 import type { FrontmatterRead, ParsedFrontmatter } from "./Frontmatter.js"
 import { MAX_FRONTMATTER_BYTES, readFrontmatter, readFrontmatterFromNow } from "./Frontmatter.js"
 import type { FsPort, SyncFsPort } from "./FsPort.js"
-import { asyncFs, lstatNow, mapLimit, syncFs } from "./FsPort.js"
+import { asyncFs, lstatNow, mapLimit, opensRefuseLinks, syncFs } from "./FsPort.js"
 import { beginFirstScan, endFirstScan, scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, sameFingerprint } from "./Paths.js"
@@ -612,6 +612,13 @@ const FOLDER_TIME_MARGIN_MS = 2_000
 const unchangedSince = (info: Stats | null, since: number) =>
   info !== null && info.mtimeMs < since && info.ctimeMs < since
 
+/** An open failed because nothing is at the path (or a part of it is not a folder). */
+const nothingThere = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  "code" in error &&
+  (error.code === "ENOENT" || error.code === "ENOTDIR")
+
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
 
@@ -819,21 +826,26 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
      * One path lookup and one open per skill, where an lstat in discovery and an open in `build`
      * made two. A link, or a file that cannot be opened, is looked at with an lstat as before,
      * and read (or not) by `build`. Discovery does not know yet which skills will be served (a
-     * folder may be shadowed, or over `--max-skills`): at most `maxSkills` files are read this
-     * way, so a catalog far over the cap is not read whole.
+     * folder may be shadowed, or over `--max-skills`): once `maxSkills` files have been read
+     * this way, the others are only looked at with an lstat, so a catalog far over the cap is
+     * not opened whole. So is a file read already (one found from two roots), and every file
+     * where an open cannot refuse a link (Windows).
      */
     const lookReading =
       (port: SyncFsPort): SkillFileLook =>
       (file) => {
+        if (!opensRefuseLinks || preread.size >= settings.maxSkills || preread.has(file))
+          return port.lstat(file)
         let fd: number
         try {
           fd = port.openNoFollow(file)
-        } catch {
-          return port.lstat(file)
+        } catch (error) {
+          // Nothing there (a group's folder) is what an lstat would answer too.
+          return nothingThere(error) ? null : port.lstat(file)
         }
         try {
           const info = port.fstat(fd)
-          if (info.isFile() && info.size <= settings.maxFileBytes && preread.size < settings.maxSkills) {
+          if (info.isFile() && info.size <= settings.maxFileBytes) {
             const read = readFrontmatterFromNow(port, fd, file, headCap)
             preread.set(file, { fingerprint: fingerprintOf(info), read })
           }
@@ -938,7 +950,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           if (!candidateByDir.has(candidate.dir)) candidateByDir.set(candidate.dir, candidate)
         // Candidates by id, in priority order. The first wins; when it cannot be served
         // (skipped), the next with that id is tried: a broken copy in an earlier root hides
-        // nothing. Only candidates tried are read.
+        // nothing. Only candidates tried are read here (the first scan's discovery read up to
+        // `maxSkills` files as it came to them: see lookReading).
         const sameId = new Map<string, Array<Candidate>>()
         let overLimit = 0
         for (const candidate of found.candidates) {

@@ -474,6 +474,16 @@ export const readHead = async (
 ): Promise<Either.Either<string, MalformedFrontmatter>> =>
   Either.map(await readHeadSplit(port, file, cap), (head) => head.text)
 
+/** A SKILL.md that is not a regular file: never read. */
+const notRegular = (file: string) =>
+  Either.left(
+    new MalformedFrontmatter({
+      path: file,
+      rule: "skill-unreadable",
+      reason: "SKILL.md is not a regular file (a pipe, socket or device is never read)",
+    }),
+  )
+
 /** A SKILL.md that could not be opened or read. */
 const unreadable = (file: string, error: unknown) =>
   Either.left(
@@ -501,8 +511,11 @@ const readHeadSplit = async (
   } catch (error) {
     return unreadable(file, error)
   }
-  const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
+  let first: Buffer | undefined
   try {
+    // What was a regular file when it was found may have been swapped for a device since.
+    if (!(await port.fstat(fd)).isFile()) return notRegular(file)
+    first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
     let buffer = first.length > cap ? first.subarray(0, cap) : first
     let length = 0
     for (;;) {
@@ -515,7 +528,7 @@ const readHeadSplit = async (
   } catch (error) {
     return unreadable(file, error)
   } finally {
-    if (headBuffers.length < 64) headBuffers.push(first)
+    if (first !== undefined && headBuffers.length < 64) headBuffers.push(first)
     try {
       await port.close(fd)
     } catch {
@@ -525,8 +538,8 @@ const readHeadSplit = async (
 }
 
 /**
- * `readHeadSplit` from a descriptor open on `file` (which the caller closes), through a port
- * that answers at once: no promise made, no turn waited.
+ * `readHeadSplit` from a descriptor open on `file` (which the caller closes, having checked that
+ * it is a regular file), through a port that answers at once: no promise made, no turn waited.
  */
 const readHeadFromNow = (
   port: SyncFsPort,
@@ -600,8 +613,8 @@ export const readFrontmatter = async (port: FsPort, file: string, cap: number): 
   Either.flatMap(await readHeadSplit(port, file, cap), parseHead(file))
 
 /**
- * `readFrontmatter` from a descriptor open on `file` (which the caller closes), through a port
- * that answers at once.
+ * `readFrontmatter` from a descriptor open on a regular file (which the caller closes), through
+ * a port that answers at once.
  */
 export const readFrontmatterFromNow = (
   port: SyncFsPort,

@@ -23,8 +23,8 @@ export interface FsPort {
   readonly realpath: (target: string) => Io<string | null>
   readonly open: (file: string) => Io<number>
   /**
-   * Opens a file that is not a symbolic link (ELOOP for one), and never as the controlling
-   * terminal: the first scan opens each SKILL.md before it knows what the file is.
+   * Opens a file that is not a symbolic link (ELOOP for one; only where `opensRefuseLinks`):
+   * the first scan opens each SKILL.md before it knows what the file is.
    */
   readonly openNoFollow: (file: string) => Io<number>
   readonly fstat: (fd: number) => Io<Stats>
@@ -52,9 +52,15 @@ const nullOnError =
     }
   }
 
-/** Read-only; a FIFO swapped in for a SKILL.md fails to read instead of blocking the process. */
-const READ_NONBLOCK = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK
-const READ_NOFOLLOW = READ_NONBLOCK | fs.constants.O_NOFOLLOW | fs.constants.O_NOCTTY
+/**
+ * Read-only; a FIFO swapped in for a SKILL.md fails to read instead of blocking the process, and
+ * a terminal device never becomes the process's controlling terminal.
+ */
+const READ_NONBLOCK = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY
+const READ_NOFOLLOW = READ_NONBLOCK | fs.constants.O_NOFOLLOW
+
+/** Whether `openNoFollow` refuses a symbolic link here (Windows has no O_NOFOLLOW: it follows). */
+export const opensRefuseLinks = "O_NOFOLLOW" in fs.constants
 
 /** `lstat` now, without following a final link; null when there is nothing there or it fails. */
 export const lstatNow = nullOnError(

@@ -158,6 +158,8 @@ describe("Catalog", () => {
               ])
               expect(opened("denied/SKILL.md")).toEqual(["lstat denied/SKILL.md"])
               expect(opened("group/SKILL.md")).toEqual(["openNoFollow group/SKILL.md"])
+              // A folder with no SKILL.md costs the failed open only.
+              expect(opened("group/SKILL.md/SKILL.md")).toEqual(["openNoFollow group/SKILL.md/SKILL.md"])
             }),
           { maxFileBytes: 1_000, deny: ["denied"] },
         )
@@ -176,7 +178,14 @@ describe("Catalog", () => {
         (catalog) =>
           Effect.gen(function* () {
             expect((yield* catalog.peek).skills.map((skill) => skill.id)).toEqual(["s10", "s11"])
-            // At most two read as discovery came to them, and the two served if they were not.
+            // Discovery opens and reads the first two it comes to and only looks at the others;
+            // the build then reads the two served if they were not among them.
+            const kind = (name: string) => calls.filter((call) => call.startsWith(`${name} s`))
+            expect(kind("openNoFollow")).toHaveLength(2)
+            expect(kind("lstat")).toHaveLength(10)
+            const firstBuildOpen = calls.findIndex((call) => call.startsWith("open "))
+            const duringDiscovery = firstBuildOpen === -1 ? calls : calls.slice(0, firstBuildOpen)
+            expect(duringDiscovery.filter((call) => call === "read")).toHaveLength(2)
             expect(calls.filter((call) => call === "read").length).toBeLessThanOrEqual(4)
           }),
         { maxSkills: 2 },
