@@ -474,16 +474,6 @@ export const readHead = async (
 ): Promise<Either.Either<string, MalformedFrontmatter>> =>
   Either.map(await readHeadSplit(port, file, cap), (head) => head.text)
 
-/** A SKILL.md that is not a regular file: never read. */
-const notRegular = (file: string) =>
-  Either.left(
-    new MalformedFrontmatter({
-      path: file,
-      rule: "skill-unreadable",
-      reason: "SKILL.md is not a regular file (a pipe, socket or device is never read)",
-    }),
-  )
-
 /** A SKILL.md that could not be opened or read. */
 const unreadable = (file: string, error: unknown) =>
   Either.left(
@@ -511,11 +501,8 @@ const readHeadSplit = async (
   } catch (error) {
     return unreadable(file, error)
   }
-  let first: Buffer | undefined
+  const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
   try {
-    // What was a regular file when it was found may have been swapped for a device since.
-    if (!(await port.fstat(fd)).isFile()) return notRegular(file)
-    first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
     let buffer = first.length > cap ? first.subarray(0, cap) : first
     let length = 0
     for (;;) {
@@ -528,7 +515,7 @@ const readHeadSplit = async (
   } catch (error) {
     return unreadable(file, error)
   } finally {
-    if (first !== undefined && headBuffers.length < 64) headBuffers.push(first)
+    if (headBuffers.length < 64) headBuffers.push(first)
     try {
       await port.close(fd)
     } catch {

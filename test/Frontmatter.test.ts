@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import { Frontmatter, parseSkillText, splitFrontmatter } from "../src/Frontmatter.js"
@@ -168,22 +167,6 @@ layer(Frontmatter.Default.pipe(Layer.provide(Settings.make({ maxFileBytes: 64 * 
         )
         expect(error.reason).toContain("not closed within the first 65536 bytes")
       }),
-    )
-
-    it.scoped.skipIf(process.platform === "win32")(
-      "never reads a SKILL.md that is not a regular file (a pipe swapped in after it was found)",
-      () =>
-        Effect.gen(function* () {
-          const root = yield* tempTree({ "a/notes.md": "" })
-          execFileSync("mkfifo", [`${root}/a/SKILL.md`])
-          const error = yield* Frontmatter.pipe(
-            Effect.flatMap((fm) => Effect.flip(fm.read(`${root}/a/SKILL.md`))),
-          )
-          expect([error.rule, error.reason]).toEqual([
-            "skill-unreadable",
-            "SKILL.md is not a regular file (a pipe, socket or device is never read)",
-          ])
-        }),
     )
 
     it.scoped("reports an unreadable file without failing the caller's fiber", () =>
