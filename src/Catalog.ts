@@ -19,7 +19,7 @@ import { nextIoTurn, sliced } from "./EventLoop.js"
 import type { FrontmatterRead, ParsedFrontmatter } from "./Frontmatter.js"
 import { MAX_FRONTMATTER_BYTES, readFrontmatter, readFrontmatterFromNow } from "./Frontmatter.js"
 import type { FsPort, SyncFsPort } from "./FsPort.js"
-import { asyncFs, lstatNow, mapLimit, opensRefuseLinks, syncFs } from "./FsPort.js"
+import { asyncFs, errorCode, lstatNow, mapLimit, opensRefuseLinks, syncFs } from "./FsPort.js"
 import { beginFirstScan, endFirstScan, scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, sameFingerprint } from "./Paths.js"
@@ -613,11 +613,10 @@ const unchangedSince = (info: Stats | null, since: number) =>
   info !== null && info.mtimeMs < since && info.ctimeMs < since
 
 /** An open failed because nothing is at the path (or a part of it is not a folder). */
-const nothingThere = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  "code" in error &&
-  (error.code === "ENOENT" || error.code === "ENOTDIR")
+const nothingThere = (error: unknown): boolean => {
+  const code = errorCode(error)
+  return code === "ENOENT" || code === "ENOTDIR"
+}
 
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16

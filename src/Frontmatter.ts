@@ -8,7 +8,7 @@ import { LineCounter, parseDocument, visit } from "yaml"
 import type { FrontmatterRule } from "./Errors.js"
 import { MalformedFrontmatter } from "./Errors.js"
 import type { FsPort, SyncFsPort } from "./FsPort.js"
-import { asyncFs } from "./FsPort.js"
+import { asyncFs, errorCode } from "./FsPort.js"
 import { Settings } from "./Settings.js"
 import { symlinkArtefactReason, symlinkTargetIn } from "./Validation.js"
 
@@ -617,8 +617,9 @@ const parseHead =
 
 /** A short, path-free description of a Node I/O error. */
 export const describeIoError = (error: unknown): string => {
-  if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string") {
-    switch (error.code) {
+  const code = errorCode(error)
+  if (typeof code === "string") {
+    switch (code) {
       case "ENOENT":
         return "no such file"
       case "EACCES":
@@ -629,7 +630,7 @@ export const describeIoError = (error: unknown): string => {
       case "ELOOP":
         return "too many symbolic links"
       default:
-        return error.code
+        return code
     }
   }
   return "unknown error"

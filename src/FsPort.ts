@@ -22,12 +22,6 @@ export interface FsPort {
   /** The kernel's realpath (never the JavaScript re-implementation), or null. */
   readonly realpath: (target: string) => Io<string | null>
   readonly open: (file: string) => Io<number>
-  /**
-   * Opens a file that is not a symbolic link (ELOOP for one; only where `opensRefuseLinks`):
-   * the first scan opens each SKILL.md before it knows what the file is.
-   */
-  readonly openNoFollow: (file: string) => Io<number>
-  readonly fstat: (fd: number) => Io<Stats>
   /** Reads into `buffer` at `offset`, from `position` in the file; answers the bytes read. */
   readonly read: (fd: number, buffer: Buffer, offset: number, length: number, position: number) => Io<number>
   readonly close: (fd: number) => Io<void>
@@ -35,12 +29,23 @@ export interface FsPort {
   readonly concurrency: number
 }
 
-/** A port whose operations answer at once (no promise): the first scan's. */
+/**
+ * A port whose operations answer at once (no promise): the first scan's, which also opens each
+ * SKILL.md before it knows what the file is.
+ */
 export type SyncFsPort = {
   readonly [K in keyof FsPort]: FsPort[K] extends (...args: infer A) => Io<infer R>
     ? (...args: A) => R
     : FsPort[K]
+} & {
+  /** Opens a file that is not a symbolic link (ELOOP for one; only where `opensRefuseLinks`). */
+  readonly openNoFollow: (file: string) => number
+  readonly fstat: (fd: number) => Stats
 }
+
+/** The `code` of a Node system error (`ENOENT`, ...), or undefined for anything else. */
+export const errorCode = (error: unknown): unknown =>
+  typeof error === "object" && error !== null && "code" in error ? error.code : undefined
 
 const nullOnError =
   <A extends Array<unknown>, B>(f: (...args: A) => B) =>
@@ -110,8 +115,6 @@ export const asyncFs: FsPort = {
   stat: (target) => fsCalls.stat(target).catch(() => null),
   realpath: (target) => fsCalls.realpath(target).catch(() => null),
   open: (file) => fsCalls.open(file, READ_NONBLOCK),
-  openNoFollow: (file) => fsCalls.open(file, READ_NOFOLLOW),
-  fstat: (fd) => fsCalls.fstat(fd),
   read: (fd, buffer, offset, length, position) =>
     fsCalls.read(fd, buffer, offset, length, position).then((result) => result.bytesRead),
   close: (fd) => fsCalls.close(fd),

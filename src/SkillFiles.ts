@@ -23,7 +23,7 @@ import {
 } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { beginsWithFrontmatter, describeIoError, parseSkillText } from "./Frontmatter.js"
-import { asyncFs, fsCalls, mapLimit } from "./FsPort.js"
+import { asyncFs, errorCode, fsCalls, mapLimit } from "./FsPort.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 import type { Fingerprint } from "./Paths.js"
 import {
@@ -299,7 +299,7 @@ const SKIP: OpenedFolder = { _tag: "Skip" }
 /** Errors that say the folder is not (or no longer) one to read here. */
 const SKIPPED_CODES = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "EPERM"])
 const skippedError = (error: unknown): boolean => {
-  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+  const code = errorCode(error)
   return typeof code === "string" && SKIPPED_CODES.has(code)
 }
 
@@ -451,7 +451,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const readOpened = (skill: SkillRef, resolved: ResolvedPath, requested: string, found?: Stats) => {
       const relative = resolved.relative
       const ioFailure = (error: unknown): SkillError =>
-        typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
+        errorCode(error) === "ENOENT"
           ? new FileNotFound({ skillId: skill.id, path: relative })
           : error instanceof PathEscape ||
               error instanceof FileTooLarge ||

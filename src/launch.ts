@@ -21,7 +21,7 @@ import { createRequire, Module } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as vm from "node:vm"
-import { fsCalls } from "./FsPort.js"
+import { errorCode, fsCalls } from "./FsPort.js"
 import { tuneHeap, underStartFlags } from "./HeapTuning.js"
 import { quietStackTraces, restoreStackTraces } from "./LoadStacks.js"
 
@@ -57,7 +57,7 @@ const makeFolder = (folder: string): void => {
   try {
     fs.mkdirSync(folder, { mode: 0o700 })
   } catch (error) {
-    const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+    const code = errorCode(error)
     if (code === "EEXIST") return
     const parent = path.dirname(folder)
     if (code !== "ENOENT" || parent === folder) throw error
