@@ -16,7 +16,10 @@
  * starts, with the cache the first start wrote. Latencies are
  * measured once the server has finished its start-up work in the background (watches, search
  * index); "first tools/list" is the request right after `initialize` (while that work starts),
- * "first list_skills" the one after it.
+ * "first list_skills" the one after it. Under each latency, "of which in the server" is the
+ * same calls' time from their arrival on the server's stdin to the write of their answer
+ * (stamped inside the server by test/bench/server-clock.cjs, preloaded in that session only);
+ * the rest is the pipes, the client's own work, and waiting for a core.
  *
  * Usage: npm run bench [-- --sizes 10,1000,10000] [--with-50k] [--reps 5] [--iterations 200]
  *                      [--json results.json] [--node-flags=--heap-growing-percent=0]
@@ -180,9 +183,35 @@ const idPicker = (ids) => {
   }
 }
 
+/** The monotonic clock test/bench/server-clock.cjs stamps with, in microseconds. */
+const clockNow = () => Number(process.hrtime.bigint() / 1000n)
+
+/**
+ * Latencies of `count` calls made one after another, as the client sees them; with the window
+ * they were made in (on the server clock's time line), to find them in the server's stamps.
+ */
 const latencies = async (count, work) => {
   const samples = []
+  const from = clockNow()
   for (let index = 0; index < count; index++) samples.push((await time(() => work(index))).ms)
+  return { ...percentiles(samples), window: [from, clockNow()] }
+}
+
+/**
+ * The same calls' time in the server, from the server clock's stamps (test/bench/server-clock.cjs):
+ * each write to stdout within the window answers the last chunk of input before it, the calls
+ * being made one after another. In ms.
+ */
+const serverTimes = (clock, [from, to]) => {
+  const samples = []
+  let next = 0
+  for (const written of clock.writes) {
+    if (written < from || written > to) continue
+    while (next + 1 < clock.arrivals.length && clock.arrivals[next + 1] <= written) next++
+    const arrived = clock.arrivals[next]
+    if (arrived !== undefined && arrived >= from && arrived <= written)
+      samples.push((written - arrived) / 1000)
+  }
   return percentiles(samples)
 }
 
@@ -255,7 +284,12 @@ const measureSize = async (size, corpus, ids) => {
   }
 
   // One session with the watcher: every latency, throughput, sizes, freshness, then memory.
-  const session = await ours(corpus, cacheDir)
+  // Its server stamps its input and output (test/bench/server-clock.cjs).
+  const clockFile = path.join(cacheDir, "server-clock.json")
+  const session = await ours(corpus, cacheDir, [], {
+    NODE_OPTIONS: `--require "${path.join(HERE, "server-clock.cjs")}"`,
+    SKILLS_MCP_BENCH_CLOCK: clockFile,
+  })
   const { client, pid } = session
   const result = {
     size,
@@ -371,6 +405,9 @@ const measureSize = async (size, corpus, ids) => {
     result.peakRssAfterListAllMb = peakRss(pid)
   }
   await close(session)
+  const clock = JSON.parse(fs.readFileSync(clockFile, "utf8"))
+  for (const kind of ["list", "search", "get", "skillsGet"])
+    result[kind].server = serverTimes(clock, result[kind].window)
   fs.writeFileSync(victimFile, original)
   fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
 
@@ -418,6 +455,8 @@ const floorLatency = async (corpus, ids, iterations) => {
 const fixed = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : "-")
 const triple = (stats) => `${fixed(stats.p50, 2)} / ${fixed(stats.p95, 2)} / ${fixed(stats.p99, 2)}`
 const count = (value) => value.toLocaleString("en-US")
+/** The row under a latency: the same calls' time in the server (`serverTimes`). */
+const IN_SERVER = "  of which in the server (stdin to stdout)"
 
 const table = (results, floor) => {
   const header = ["", ...results.map((result) => `${count(result.size)} skills`)]
@@ -435,9 +474,13 @@ const table = (results, floor) => {
     ["first list_skills ms", (r) => fixed(r.firstListMs, 1)],
     ["at rest after first list_skills, ms (min 1,000)", (r) => fixed(r.settleMs, 0)],
     ["list_skills p50/p95/p99 ms", (r) => triple(r.list)],
+    [IN_SERVER, (r) => triple(r.list.server)],
     ["list_skills {query} p50/p95/p99 ms", (r) => triple(r.search)],
+    [IN_SERVER, (r) => triple(r.search.server)],
     ["get_skill p50/p95/p99 ms", (r) => triple(r.get)],
+    [IN_SERVER, (r) => triple(r.get.server)],
     ["skills/get p50/p95/p99 ms", (r) => triple(r.skillsGet)],
+    [IN_SERVER, (r) => triple(r.skillsGet.server)],
     ["floor: bare SDK server get_skill p50/p95/p99 ms", (r) => triple(r.floorGet)],
     [
       "  get_skill / floor at p50 / p99",

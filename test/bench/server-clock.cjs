@@ -1,0 +1,34 @@
+/**
+ * The benchmark's clock inside a server (preloaded with `--require` through NODE_OPTIONS, in
+ * the latency session only): when each chunk of input arrived on stdin and when each write to
+ * stdout was made, in microseconds of the monotonic clock `process.hrtime` reads (the same
+ * clock in every process of the machine, so the benchmark can match them with its own phases).
+ * Written at exit, as JSON, to the file SKILLS_MCP_BENCH_CLOCK names.
+ *
+ * A request's time in the server is then the time from its arrival to the write of its answer:
+ * parsing, handling, serialising. The rest of what a client measures is outside the server:
+ * the pipes, the client's own parsing and checking, and waiting for a core.
+ * Nothing here parses or copies a message: a stamp per chunk and per write.
+ */
+const fs = require("node:fs")
+
+const out = process.env.SKILLS_MCP_BENCH_CLOCK
+if (out !== undefined && out !== "") {
+  const now = () => Number(process.hrtime.bigint() / 1000n)
+  const arrivals = []
+  const writes = []
+  const stdin = process.stdin
+  const emit = stdin.emit
+  stdin.emit = function (event, ...rest) {
+    if (event === "data") arrivals.push(now())
+    return emit.call(this, event, ...rest)
+  }
+  const write = process.stdout.write
+  process.stdout.write = function (...rest) {
+    writes.push(now())
+    return write.apply(this, rest)
+  }
+  process.on("exit", () => {
+    fs.writeFileSync(out, JSON.stringify({ arrivals, writes }))
+  })
+}
