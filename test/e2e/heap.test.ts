@@ -187,6 +187,99 @@ describe("the executable's heap", () => {
     expect(growthFlags(run.stderr)).toEqual([])
   })
 
+  /**
+   * Loaded with --require: reports every flag the process sets about V8's optimizing compiler
+   * (whether it had answered anything by then, how many folders it watched), and whether V8
+   * took the code cache the launcher gave it.
+   */
+  const compilerRecorder = async () => {
+    const recorder = path.join(home, "compiler-flags.cjs")
+    await fs.writeFile(
+      recorder,
+      `const v8 = require("node:v8")
+      const vm = require("node:vm")
+      const nodeFs = require("node:fs")
+      const set = v8.setFlagsFromString
+      const watch = nodeFs.watch
+      let answered = false
+      let watches = 0
+      const write = process.stdout.write
+      process.stdout.write = function (...args) {
+        answered = true
+        return write.apply(this, args)
+      }
+      nodeFs.watch = function (...args) {
+        watches++
+        return watch.apply(this, args)
+      }
+      v8.setFlagsFromString = (flag) => {
+        if (/turbofan/.test(flag)) process.stderr.write("compiler " + flag + " " + answered + " " + watches + "\\n")
+        return set(flag)
+      }
+      const Script = vm.Script
+      vm.Script = class extends Script {
+        constructor(source, options) {
+          super(source, options)
+          if (options?.cachedData !== undefined) process.stderr.write("cache rejected " + this.cachedDataRejected + "\\n")
+        }
+      }\n`,
+    )
+    return recorder
+  }
+  const compilerFlags = (stderr: string) => stderr.match(/^compiler .*$/gm) ?? []
+
+  it("turns V8's optimizing compiler off once the start-up work is over", async () => {
+    const server = await startServer(["--skills-dir", skills], {
+      env: {
+        HOME: home,
+        SKILLS_MCP_COMPILE_CACHE: "0",
+        NODE_OPTIONS: `--require ${await compilerRecorder()}`,
+      },
+    })
+    try {
+      await eventually(() => expect(compilerFlags(server.stderr())).toHaveLength(1))
+      const [flag, answered, watches] = compilerFlags(server.stderr())[0]?.split(" ").slice(1) ?? []
+      expect([flag, answered]).toEqual(["--no-turbofan", "true"])
+      // Every skill folder and the root watched by then: the start-up work was over.
+      expect(Number(watches)).toBeGreaterThanOrEqual(SKILLS + 1)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("makes a code cache the next start takes, after the optimizing compiler was turned off", async () => {
+    // A copy of the bin without the build's cache: the launcher makes the user's from V8.
+    const dist = path.join(home, "dist-compiler")
+    await fs.mkdir(dist, { recursive: true })
+    for (const file of ["bin.cjs", "skills-mcp.cjs"]) {
+      await fs.copyFile(path.join(PROJECT, "dist", file), path.join(dist, file))
+    }
+    const cacheDir = path.join(home, "compiler-cache")
+    const env = {
+      HOME: home,
+      SKILLS_MCP_CACHE_DIR: cacheDir,
+      NODE_OPTIONS: `--require ${await compilerRecorder()}`,
+    }
+    const bin = path.join(dist, "bin.cjs")
+    const first = await startServer(["--skills-dir", path.join(PROJECT, "fixtures", "valid")], { env, bin })
+    try {
+      await eventually(async () => {
+        expect(compilerFlags(first.stderr()).join("\n")).toMatch(/^compiler --no-turbofan true /)
+        expect((await fs.readdir(cacheDir)).filter((name) => name.endsWith(".v8cache"))).toHaveLength(1)
+      })
+    } finally {
+      await first.close()
+    }
+    const second = await runRaw(
+      ["--skills-dir", path.join(PROJECT, "fixtures", "valid"), "--no-watch"],
+      [initializeLine(1)],
+      env,
+      { bin },
+    )
+    expect(second.code).toBe(0)
+    expect(second.stderr).toContain("cache rejected false")
+  })
+
   it("leaves the heap to V8 when the user gives Node flags about it", async () => {
     // V8's own growth goes on after the scan, up to the user's bound.
     expect((await newSpace("--max-semi-space-size=16")).afterMore).toBe(2 * 16 * MB)
