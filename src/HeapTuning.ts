@@ -1,6 +1,6 @@
 /**
- * HeapTuning: the V8 heap settings of the executable, how the heap may grow during start-up,
- * and the optimizing compiler, which the executable turns off once start-up is over.
+ * HeapTuning: the V8 heap settings of the executable, and how the heap may grow during
+ * start-up.
  *
  * The launcher (src/launch.ts) keeps V8's young generation at its initial size (1 MB
  * semi-spaces) and has the old one grow by 30% between full collections (instead of V8's own
@@ -23,25 +23,9 @@
  * The old generation, too, grows faster (by 45%) from the first scan until the start-up work
  * in the background is over (`endStartUp`), and by 30% after.
  *
- * V8's optimizing compiler (TurboFan) runs while start-up lasts, and is turned off when it
- * ends (`endStartUp`): code hot by then (the first scan's parsing, the search index, the
- * request path's common code) keeps its optimized form, nothing is optimized after. TurboFan
- * compiles on V8's helper threads, one function at a time for up to several milliseconds, and
- * does so most in a session's first few hundred requests, which is most of a session. With two
- * cores, a scheduler trace at 10,000 skills showed the requests' slowest answers waiting on
- * such a compile: the server's main thread, or the thread-pool thread holding its file read,
- * woken on the core the compile ran on and left waiting there for the next scheduler tick
- * (4 ms) while the other core was idle. With the compiler off after start-up, 400 `get_skill`
- * calls after rest at 10,000 skills had a p99 of 3.3 to 3.8 ms against 5.5 to 5.9 (four
- * interleaved starts of each build), `list_skills` 2.4 to 2.9 against 3.3 to 4.0, and
- * `get_skill` at 10 skills 3.5 to 3.9 against 4.4 to 4.8; p50s rose by 0.04 ms at most. What
- * it costs: code first run hot later stays at V8's baseline tier (a catalog that grows from a
- * few skills to thousands during a session is parsed more slowly than at a start).
- *
  * Only the executable changes V8's flags (`manageHeap`, from bin.ts), and not when the user
- * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`; for the
- * compiler `--opt`, `--turbofan`, `--max-opt`, `--jitless` and their `--no-` forms); the
- * library leaves them alone. This module uses only Node's own modules: the launcher imports it.
+ * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`); the library
+ * leaves them alone. This module uses only Node's own modules: the launcher imports it.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
@@ -59,21 +43,11 @@ export const userGaveNodeFlag = (pattern: RegExp): boolean =>
 /** Whether the user gave Node flags about the heap's growth. */
 const userTunesHeap = (): boolean => userGaveNodeFlag(/semi[-_]space|heap[-_]growing/)
 
-/** Whether the user gave Node flags about V8's compilers. */
-const userTunesOptimizer = (): boolean =>
-  userGaveNodeFlag(/--(no[-_])?(opt|turbofan|max[-_]opt|jitless)(\b|=)/)
-
 /** How large the young generation's semi-spaces may grow during the first scan. */
 const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
 
-/** The optimizing compiler's flag once start-up is over (`endStartUp`), and at a start. */
-const OPTIMIZER_OFF = "--no-turbofan"
-const OPTIMIZER_ON = "--turbofan"
-
 let managed = false
 let growing = false
-/** Whether the optimizing compiler is the executable's to turn off (`manageHeap`). */
-let optimizerManaged = false
 
 /**
  * The old generation's growth flag while it is not the launcher's, that is while start-up
@@ -81,11 +55,6 @@ let optimizerManaged = false
  * see, the launcher's and the server's (see `underStartFlags`).
  */
 const GROWTH_NOW = Symbol.for("skills-mcp/oldGenerationGrowth")
-/**
- * Set (to true) once the optimizing compiler is off: a global both copies of this module see,
- * as GROWTH_NOW, so that the launcher makes its code cache with the compiler's flag as at a start.
- */
-const OPTIMIZER_IS_OFF = Symbol.for("skills-mcp/optimizerOff")
 /** Start-up ends by this time after the first scan began, whatever the work in the background. */
 const START_UP_LIMIT_MS = 30_000
 
@@ -98,12 +67,10 @@ export const tuneHeap = (): boolean => {
 
 /**
  * The executable manages the heap: the launcher's flags (again, for a bundle started without
- * the launcher), and growth during the first scan; and the optimizing compiler, off once
- * start-up is over. Neither when the user's Node flags are about it.
+ * the launcher), and growth during the first scan. Not when the user's Node flags do.
  */
 export const manageHeap = (): void => {
   managed = tuneHeap()
-  optimizerManaged = !userTunesOptimizer()
 }
 
 /**
@@ -129,15 +96,9 @@ export const beginFirstScan = (): void => {
  * brought a full collection, and the concurrent marking of it, into the first half second
  * after `initialize`, where requests then took up to 14 to 25 ms in five runs of six. At 45%
  * the slowest took 4.3 to 9.4 ms over 20 runs; at 60%, 11 to 37 ms in five of 20, with a
- * higher peak (see the README's Performance section). The optimizing compiler is turned off
- * (see the top of this module).
+ * higher peak (see the README's Performance section).
  */
 export const endStartUp = (): void => {
-  if (optimizerManaged) {
-    optimizerManaged = false
-    setFlagsFromString(OPTIMIZER_OFF)
-    Reflect.set(globalThis, OPTIMIZER_IS_OFF, true)
-  }
   if (Reflect.get(globalThis, GROWTH_NOW) === undefined) return
   setFlagsFromString(OLD_GROWTH)
   Reflect.deleteProperty(globalThis, GROWTH_NOW)
@@ -145,23 +106,16 @@ export const endStartUp = (): void => {
 
 /**
  * Runs `make` under the flags a start has (V8 records them in a code cache it makes, and
- * rejects the cache under others), then puts back the old generation's growth and the
- * optimizing compiler's flag as they were.
+ * rejects the cache under others), then puts back the old generation's growth as it was.
  * The launcher's copy of this module runs it; the server's sets the growth.
  */
 export const underStartFlags = <A>(make: () => A): A => {
-  const optimizerOff = Reflect.get(globalThis, OPTIMIZER_IS_OFF) === true
-  if (optimizerOff) setFlagsFromString(OPTIMIZER_ON)
+  if (!tuneHeap()) return make()
   try {
-    if (!tuneHeap()) return make()
-    try {
-      return make()
-    } finally {
-      const growth: unknown = Reflect.get(globalThis, GROWTH_NOW)
-      if (typeof growth === "string") setFlagsFromString(growth)
-    }
+    return make()
   } finally {
-    if (optimizerOff) setFlagsFromString(OPTIMIZER_OFF)
+    const growth: unknown = Reflect.get(globalThis, GROWTH_NOW)
+    if (typeof growth === "string") setFlagsFromString(growth)
   }
 }
 

@@ -46,13 +46,11 @@ export const startServer = async (
     readonly clientName?: string
     /** Capabilities the client declares (e.g. the Skills extension). */
     readonly capabilities?: ClientCapabilities
-    /** Another copy of the bin (default: dist/bin.cjs). */
-    readonly bin?: string
   } = {},
 ): Promise<RunningServer> => {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [options.bin ?? BIN, ...args],
+    args: [BIN, ...args],
     stderr: "pipe",
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: { PATH: process.env.PATH ?? "", ...options.env },
