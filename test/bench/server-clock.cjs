@@ -5,9 +5,10 @@
  * clock in every process of the machine, so the benchmark can match them with its own phases).
  * Written at exit, as JSON, to the file SKILLS_MCP_BENCH_CLOCK names.
  *
- * A request's time in the server is then the time from its arrival to the write of its answer:
- * parsing, handling, serialising. The rest of what a client measures is outside the server:
- * the pipes, the client's own parsing and checking, and waiting for a core.
+ * A request's time in the server is then the time from the moment its JavaScript got the
+ * request to the write of its answer: parsing, handling, serialising. It leaves out the pipes,
+ * the client's own parsing and checking, waiting for a core, and the server's own wait before
+ * its JavaScript saw the request (a read to wake up for, a collection or a timer under way).
  * Nothing here parses or copies a message: a stamp per chunk and per write.
  */
 const fs = require("node:fs")
