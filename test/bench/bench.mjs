@@ -200,6 +200,16 @@ const latencies = async (count, work) => {
   return { ...percentiles(samples), window: [from, clockNow()] }
 }
 
+/** The server clock's stamps (test/bench/server-clock.cjs), if the server wrote them at exit. */
+const readClock = (file) => {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"))
+  } catch (error) {
+    log(`  no stamps from the server (${error.message}): its own times are not shown`)
+    return undefined
+  }
+}
+
 /**
  * The same calls' time in the server, from the server clock's stamps (test/bench/server-clock.cjs):
  * each write to stdout within the window answers the last chunk of input before it, the calls
@@ -408,9 +418,10 @@ const measureSize = async (size, corpus, ids) => {
     result.peakRssAfterListAllMb = peakRss(pid)
   }
   await close(session)
-  const clock = JSON.parse(fs.readFileSync(clockFile, "utf8"))
+  // A server that had to be killed wrote no stamps: its rows show "-", the run goes on.
+  const clock = readClock(clockFile)
   for (const kind of ["list", "search", "get", "skillsGet"])
-    result[kind].server = serverTimes(clock, result[kind].window)
+    result[kind].server = clock === undefined ? undefined : serverTimes(clock, result[kind].window)
   fs.writeFileSync(victimFile, original)
   fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
 
@@ -462,9 +473,11 @@ const count = (value) => value.toLocaleString("en-US")
 const IN_SERVER = "  in the server (stdin to stdout)"
 /** The server's own percentiles; the count too when it is not the client's (a stray write, a lost stamp). */
 const inServer = (stats) =>
-  stats.server.n === stats.n
-    ? triple(stats.server)
-    : `${triple(stats.server)} (${stats.server.n} of ${stats.n})`
+  stats.server === undefined
+    ? "-"
+    : stats.server.n === stats.n
+      ? triple(stats.server)
+      : `${triple(stats.server)} (${stats.server.n} of ${stats.n})`
 
 const table = (results, floor) => {
   const header = ["", ...results.map((result) => `${count(result.size)} skills`)]
