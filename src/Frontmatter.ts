@@ -423,6 +423,17 @@ const HEAD_CHUNK = 4 * 1024
 
 /** First-chunk buffers, reused between reads (a scan reads thousands of heads). */
 const headBuffers: Array<Buffer> = []
+/** At most this many are kept for reuse. */
+const HEAD_BUFFERS_KEPT = 64
+
+/** A first-chunk buffer from the pool (or a new one); give it back with `returnHeadBuffer`. */
+const borrowHeadBuffer = (): Buffer => headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
+const returnHeadBuffer = (buffer: Buffer): void => {
+  if (headBuffers.length < HEAD_BUFFERS_KEPT) headBuffers.push(buffer)
+}
+/** The part of a first-chunk buffer a read may fill: no more than `cap` bytes. */
+const firstChunk = (buffer: Buffer, cap: number): Buffer =>
+  buffer.length > cap ? buffer.subarray(0, cap) : buffer
 const FRONTMATTER_START = Buffer.from("---")
 
 /**
@@ -501,9 +512,9 @@ const readHeadSplit = async (
   } catch (error) {
     return unreadable(file, error)
   }
-  const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
+  const first = borrowHeadBuffer()
   try {
-    let buffer = first.length > cap ? first.subarray(0, cap) : first
+    let buffer = firstChunk(first, cap)
     let length = 0
     for (;;) {
       const bytesRead = await port.read(fd, buffer, length, buffer.length - length, length)
@@ -515,7 +526,7 @@ const readHeadSplit = async (
   } catch (error) {
     return unreadable(file, error)
   } finally {
-    if (headBuffers.length < 64) headBuffers.push(first)
+    returnHeadBuffer(first)
     try {
       await port.close(fd)
     } catch {
@@ -534,9 +545,9 @@ const readHeadFromNow = (
   file: string,
   cap: number,
 ): Either.Either<Head, MalformedFrontmatter> => {
-  const first = headBuffers.pop() ?? Buffer.allocUnsafe(HEAD_CHUNK)
+  const first = borrowHeadBuffer()
   try {
-    let buffer = first.length > cap ? first.subarray(0, cap) : first
+    let buffer = firstChunk(first, cap)
     let length = 0
     for (;;) {
       const bytesRead = port.read(fd, buffer, length, buffer.length - length, length)
@@ -548,7 +559,7 @@ const readHeadFromNow = (
   } catch (error) {
     return unreadable(file, error)
   } finally {
-    if (headBuffers.length < 64) headBuffers.push(first)
+    returnHeadBuffer(first)
   }
 }
 
