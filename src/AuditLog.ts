@@ -4,7 +4,9 @@
  * what, which skill, path or URI, the outcome, how long.
  * A port: `AuditLog.stderr` in the server, an in-memory sink in tests.
  */
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { writeStderr } from "./Logging.js"
 
 export interface AuditRecord {

@@ -4,7 +4,11 @@
  * The one-shot commands print through `writeOut`; the server's stdout is JSON-RPC only.
  */
 import { parseArgs } from "node:util"
-import { Effect, Layer, Logger, LogLevel, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Schema from "effect/Schema"
 import { Catalog } from "./Catalog.js"
 import { catalogReport, formatCatalogReport } from "./CatalogReport.js"
 import { UsageError } from "./Errors.js"

@@ -10,7 +10,7 @@
  */
 import type { Stats } from "node:fs"
 import * as path from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { IdFilter } from "./Access.js"
 import { idFilter } from "./Access.js"
 import type { FsPort, Io } from "./FsPort.js"

@@ -2,7 +2,7 @@
  * Every failure a client or a user can see. Data lives in fields, wording in `message`;
  * the MCP boundary (src/mcp/Run.ts) turns them into results, once.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 const quoteList = (items: ReadonlyArray<string>) => items.map((item) => `'${item}'`).join(", ")
 

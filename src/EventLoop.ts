@@ -3,7 +3,9 @@
  * on a microtask), so long loops that must let requests and file-watch events through yield
  * with `nextIoTurn` instead, and `sliced` runs such a loop in short slices of time.
  */
-import { Duration, Effect, FiberRef } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 
 /**
  * Lets the event loop run the I/O callbacks already due (a request that arrived, a file

@@ -3,7 +3,10 @@
  * safe configuration and decode the fields with Schema. Reads only the head of a file when
  * only the metadata is wanted.
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import { LineCounter, parseDocument, visit } from "yaml"
 import type { FrontmatterRule } from "./Errors.js"
 import { MalformedFrontmatter } from "./Errors.js"

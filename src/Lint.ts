@@ -8,7 +8,9 @@
  */
 import { promises as fs } from "node:fs"
 import * as path from "node:path"
-import { Effect, Either, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import { displayPath } from "./CatalogReport.js"
 import type { Candidate } from "./Discovery.js"
 import { Discovery, SKILL_FILE } from "./Discovery.js"

@@ -2,7 +2,7 @@
  * The Layer graph, wired once: Settings feed Discovery, Frontmatter, Validation and
  * SkillFiles; those feed the Catalog. Used by the CLI and by library users and tests.
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import { AuditLog } from "./AuditLog.js"
 import { Catalog } from "./Catalog.js"
 import { Discovery } from "./Discovery.js"

@@ -4,7 +4,10 @@
  * `process.stderr` (Effect's console loggers go through `console`, and its default ones to
  * stdout).
  */
-import { Cause, Layer, Logger, LogLevel } from "effect"
+import * as Cause from "effect/Cause"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 
 let stderrBroken = false
 

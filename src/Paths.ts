@@ -5,7 +5,7 @@
  */
 import type { Stats } from "node:fs"
 import * as path from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Io } from "./FsPort.js"
 import { asyncFs } from "./FsPort.js"
 

@@ -6,7 +6,8 @@
  * path below the collection with the last segment replaced by the frontmatter `name`. For
  * older clients, `skill://<id>` reads SKILL.md and `skill://<id>/_manifest` its file list.
  */
-import { Either, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 
 export const SCHEME = "skill://"
 /** The catalog as `<available_skills>` XML. */

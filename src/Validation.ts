@@ -5,7 +5,7 @@
  * (lenient serving); `skills-mcp validate` (src/Lint.ts) runs every rule, the ones that need
  * the disk included, and fails on errors.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { FrontmatterRule } from "./Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 

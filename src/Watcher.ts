@@ -13,7 +13,10 @@
 import type { FSWatcher } from "node:fs"
 import { watch } from "node:fs"
 import * as path from "node:path"
-import { Effect, Queue, Runtime, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
+import * as Stream from "effect/Stream"
 import { sliced } from "./EventLoop.js"
 
 /** Changes closer together than this are delivered as one batch. */

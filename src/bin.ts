@@ -5,7 +5,8 @@
 // Before every module that makes zod schemas, the MCP SDK's (src/ZodJitless.ts).
 import "./ZodJitless.js"
 import { runMain } from "@effect/platform-node/NodeRuntime"
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { run } from "./Cli.js"
 import { manageHeap } from "./HeapTuning.js"
 import { restoreStackTraces } from "./LoadStacks.js"

@@ -1,6 +1,9 @@
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
 import {
   Catalog,
   closestIds,

@@ -3,7 +3,7 @@
  * their URIs, and every skipped, shadowed, unpublished and warned skill with the reason.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Catalog } from "../src/Catalog.js"
 import {
   catalogReport,

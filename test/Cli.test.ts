@@ -1,6 +1,6 @@
 import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { helpText, OPTIONS, parseCommandLine } from "../src/Cli.js"
 import { environmentVariables } from "../src/Settings.js"
 import { VERSION } from "../src/version.js"

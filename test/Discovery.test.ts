@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { discoverRoot, plainSkillFolder } from "../src/Discovery.js"
 import type { FsPort } from "../src/FsPort.js"
 import { asyncFs, syncFs } from "../src/FsPort.js"

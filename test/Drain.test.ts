@@ -3,7 +3,7 @@
  * out, and gives up on requests that make no progress (real timers, short stall window).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { drain } from "../src/mcp/Server.js"
 
 const STALL_MS = 80

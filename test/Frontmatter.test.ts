@@ -1,5 +1,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import { Frontmatter, parseSkillText, splitFrontmatter } from "../src/Frontmatter.js"
 import { Settings } from "../src/Settings.js"
 import { tempTree } from "./support/tree.js"

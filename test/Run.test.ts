@@ -5,7 +5,8 @@
 
 import { describe, expect, it } from "@effect/vitest"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Logger } from "effect"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 import { SkillNotFound } from "../src/Errors.js"
 import { INTERNAL_ERROR_TEXT, makeRunner, ProtocolError } from "../src/mcp/Run.js"
 

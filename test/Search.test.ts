@@ -1,6 +1,6 @@
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import MiniSearch from "minisearch"
 import { Catalog } from "../src/Catalog.js"
 import type { Searchable } from "../src/Search.js"

@@ -1,6 +1,7 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect } from "effect"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
 import { expandPath, resolveSettings, splitSkillsDir } from "../src/Settings.js"
 import { tempTree } from "./support/tree.js"
 

@@ -3,7 +3,7 @@
  * (and refuse what it cannot read exactly). Property-based, with Effect's bundled fast-check.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import * as fc from "effect/FastCheck"
 import { parseDocument } from "yaml"
 import { parseSimpleYaml } from "../src/Frontmatter.js"
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { fileUri, parseSkillUri, resolveSegments, skillMdUri, skillPathOf } from "../src/Uris.js"
 
 const skill = (id: string, name: string, segments: ReadonlyArray<string>) => ({ id, name, segments })

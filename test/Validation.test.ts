@@ -4,7 +4,7 @@
  * skill at once are checked here as pure functions and end to end in Lint.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { parseSkillText } from "../src/Frontmatter.js"
 import type { RuleId } from "../src/Validation.js"
 import {

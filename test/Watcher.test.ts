@@ -1,6 +1,8 @@
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
 import { Watcher } from "../src/Watcher.js"
 import { tempTree } from "./support/tree.js"
 

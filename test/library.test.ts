@@ -1,6 +1,6 @@
 /** The library surface works as the README shows. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Catalog, Lint, lintLayer, Settings, servicesLayer } from "../src/index.js"
 import { PROJECT } from "./support/server.js"
 

@@ -4,7 +4,10 @@
  */
 import * as path from "node:path"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as fc from "effect/FastCheck"
+import * as Layer from "effect/Layer"
 import { splitFrontmatter } from "../src/Frontmatter.js"
 import { isInside } from "../src/Paths.js"
 import { Settings } from "../src/Settings.js"

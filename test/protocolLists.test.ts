@@ -1,6 +1,6 @@
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { complete } from "../src/mcp/completion.js"
 import { listPrompts, SKILL_PROMPT } from "../src/mcp/prompts.js"
 import { listResources } from "../src/mcp/resources.js"

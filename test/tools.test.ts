@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { callTool, ListSkillsResult } from "../src/mcp/tools.js"
 import { auditMemory, servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"

@@ -6,7 +6,15 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, Either, Exit, Match, Option, ParseResult, Runtime, Schema } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Match from "effect/Match"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
 import type { SkillError } from "../Errors.js"
 import { echo, InvalidArgument } from "../Errors.js"
 

@@ -20,19 +20,17 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
-import {
-  Deferred,
-  Duration,
-  Effect,
-  Either,
-  Exit,
-  Logger,
-  type LogLevel,
-  Queue,
-  Schedule,
-  Schema,
-  Stream,
-} from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Logger from "effect/Logger"
+import type * as LogLevel from "effect/LogLevel"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type { AuditRecord } from "../AuditLog.js"
 import { AuditLog } from "../AuditLog.js"
 import type { Snapshot } from "../Catalog.js"

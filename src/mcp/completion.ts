@@ -3,7 +3,8 @@
  * skill file resource template. Anything else (unknown prompts, templates or arguments)
  * completes to an empty list, not an error.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { Catalog, findSkill, perSnapshot } from "../Catalog.js"
 import { SkillFiles } from "../SkillFiles.js"
 import { MAX_URI_CHARS, pathKey } from "../Uris.js"

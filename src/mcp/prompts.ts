@@ -5,7 +5,8 @@
  */
 import { pathToFileURL } from "node:url"
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog, findSkill, paginate, perSnapshot } from "../Catalog.js"
 import { echo, InvalidArgument, SkillNotFound } from "../Errors.js"

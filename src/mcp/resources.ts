@@ -6,7 +6,9 @@
  * are JSON-RPC -32602, under the same containment rules as read_skill_file.
  */
 import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog, decodeCursor, encodeCursor, paginate, perSnapshot } from "../Catalog.js"
 import { diagnosticsDocument } from "../CatalogReport.js"

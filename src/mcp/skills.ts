@@ -3,7 +3,9 @@
  * SKILL.md URI, its frontmatter verbatim and every file with its size and SHA-256 digest;
  * digests are computed on first request and cached by file fingerprint.
  */
-import { Effect, Either, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog, paginate } from "../Catalog.js"
 import { SkillNotPublished, UnknownUri } from "../Errors.js"

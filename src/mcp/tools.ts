@@ -3,7 +3,10 @@
  * beyond shaping: the Catalog and SkillFiles services do the work.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Exit, JSONSchema, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Schema from "effect/Schema"
 import { AuditLog } from "../AuditLog.js"
 import type { Skill, Snapshot } from "../Catalog.js"
 import { Catalog } from "../Catalog.js"

@@ -1,5 +1,7 @@
 /** Test layers: the real services over Settings given in the test, and an in-memory audit sink. */
-import { Effect, Layer, Ref } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import type { AuditRecord } from "../../src/AuditLog.js"
 import { AuditLog } from "../../src/AuditLog.js"
 import { servicesLayer } from "../../src/Live.js"

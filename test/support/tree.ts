@@ -5,7 +5,7 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /** A file's text, or a symbolic link to a target (relative or absolute). */
 export type TreeEntry = string | Buffer | { readonly symlink: string }
