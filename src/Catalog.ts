@@ -1354,8 +1354,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     })
 
     // The first scan runs before anything is served: synchronous reads are the faster choice,
-    // and each SKILL.md is read as discovery comes to it. The young generation may grow
-    // meanwhile (src/HeapTuning.ts).
+    // and each SKILL.md is read as discovery comes to it. The young generation may grow until
+    // it ends, and the old one grows faster from now on (src/HeapTuning.ts).
     yield* Effect.sync(beginFirstScan).pipe(
       Effect.zipRight(rescan(syncFs, lookReading(syncFs))),
       Effect.ensuring(

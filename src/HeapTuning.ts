@@ -2,39 +2,53 @@
  * HeapTuning: the V8 heap settings of the executable, and how the heap may grow during
  * start-up.
  *
- * The launcher (src/launch.ts) keeps V8's young generation at its initial size (1 MB
- * semi-spaces) and has the old one grow by 30% between full collections (instead of V8's own
- * factor): the server's live data is small and request handling allocates fast, so V8's
- * defaults were most of the peak memory at 10,000 skills.
+ * Once started, the server keeps V8's young generation at the size it has reached and has the
+ * old one grow by 30% between full collections (instead of V8's own factor): its live data is
+ * small and request handling allocates fast, so V8's defaults were most of the peak memory at
+ * 10,000 skills.
  *
- * The first scan is the exception. It allocates about 15 KB per skill before `initialize`,
- * most of it short-lived, and with 1 MB semi-spaces a 10,000-skill scan took 170 scavenges.
- * While the first scan runs, the young generation may double, to 2 MB: 93 scavenges, and
- * `initialize` about 45 ms (6%) sooner at 10,000 skills, for about 2 MB more peak (see the
- * README's Performance section). V8 fixes the young generation's upper bound when it creates the heap,
- * before any code of ours runs, and grows it at a scavenge once more has survived since the
- * last growth than it holds. So the scan calls `scanStep` for each folder entry and file it
- * handles, each call looks at the young generation's size, and growth stops once it reaches
- * 2 MB, or when the scan ends; after that it does not grow again (V8 may still shrink it when
- * the server is idle). The size is looked at between steps, not within one: a single step
- * that keeps much alive (a folder listing of 100,000 entries, a frontmatter of 160 KB) can
- * double it more than once, up to V8's own bound, as it would without the launcher's flags.
+ * Start-up is the exception. Loading the bundle makes several megabytes of objects, nearly all
+ * of which live on, and the first scan allocates about 15 KB per skill, most of it short-lived.
+ * With the young generation held at its initial 1 MB semi-spaces, loading took 22 scavenges and
+ * a 10,000-skill scan 170. So from the launch until the first scan ends the young generation
+ * grows as V8 grows it: it doubles at a scavenge once more has survived since the last growth
+ * than it holds. Loading alone takes it to 4 MB semi-spaces on Node 20 (6 scavenges), and
+ * `initialize` came about 3 ms sooner at 10 skills, provided the old generation's growth is
+ * left to V8 while the bundle loads: with a percentage of ours set then, the start took as long
+ * as with the small young generation (see the README's Performance section). V8
+ * fixes the upper bound when it creates the heap, before any code of ours runs, so the scan
+ * looks at the size between steps: it calls `scanStep` for each folder entry and file it
+ * handles, and growth stops at the first step that finds the semi-spaces at 2 MB or more, or
+ * when the scan ends; after that the young generation does not grow again (V8 may still
+ * shrink it when the server is idle). A single step that keeps much alive (a folder listing
+ * of 100,000 entries, a frontmatter of 160 KB) can double it more than once, up to V8's own
+ * bound, as it would without these flags.
  *
- * The old generation, too, grows faster (by 45%) from the first scan until the start-up work
- * in the background is over (`endStartUp`), and by 30% after.
+ * The old generation grows by V8's own factor while the bundle loads, by 45% from the first
+ * scan until the start-up work in the background is over (`endStartUp`), and by 30% after.
  *
- * Only the executable changes V8's flags (`manageHeap`, from bin.ts), and not when the user
- * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`); the library
- * leaves them alone. This module uses only Node's own modules: the launcher imports it.
+ * Only the executable changes V8's flags (the launcher before the bundle compiles, `manageHeap`
+ * from bin.ts once it has loaded), and not when the user gave Node flags of the same kind
+ * (`*semi-space*`, `--heap-growing-percent`); the library leaves them alone. This module uses
+ * only Node's own modules: the launcher imports it.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
+/**
+ * The young generation grows by V8's own factor: named all the same, so that the flags a code
+ * cache records are those of every start (V8 rejects a cache made under other flags).
+ */
+const YOUNG_GROWS = "--semi-space-growth-factor=2"
+/** ...and keeps its size. */
+const YOUNG_KEEPS = "--semi-space-growth-factor=1"
+/** The old generation grows as V8 decides (0: V8's own factor), named as YOUNG_GROWS is. */
+const OLD_BY_V8 = "--heap-growing-percent=0"
 /** How the old generation grows between full collections once start-up is over: by 30%. */
 const OLD_GROWTH = "--heap-growing-percent=30"
-/** ...and during start-up (see `endStartUp`): by 45%. */
+/** ...and from the first scan until the start-up work is over (see `endStartUp`): by 45%. */
 const START_UP_GROWTH = "--heap-growing-percent=45"
-/** The launcher's flags: the young generation keeps its size, the old one grows by 30%. */
-const HEAP_FLAGS = ["--semi-space-growth-factor=1", OLD_GROWTH] as const
+/** The flags a start has, from the launch: both generations grow as V8 grows them. */
+const START_FLAGS = [YOUNG_GROWS, OLD_BY_V8] as const
 
 /** Whether the user gave Node a flag matching `pattern` (command line or NODE_OPTIONS). */
 export const userGaveNodeFlag = (pattern: RegExp): boolean =>
@@ -46,44 +60,57 @@ const userTunesHeap = (): boolean => userGaveNodeFlag(/semi[-_]space|heap[-_]gro
 /** How large the young generation's semi-spaces may grow during the first scan. */
 const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
 
-let managed = false
+/** Whether the young generation may still grow (the server's copy of this module). */
 let growing = false
 
 /**
- * The old generation's growth flag while it is not the launcher's, that is while start-up
- * lasts (set by `beginFirstScan`, removed by `endStartUp`): a global both copies of this module
- * see, the launcher's and the server's (see `underStartFlags`).
+ * The flags set last (young generation, old generation): a global both copies of this module
+ * see, the launcher's and the server's (see `underStartFlags`). Absent when none were set.
  */
-const GROWTH_NOW = Symbol.for("skills-mcp/oldGenerationGrowth")
+const FLAGS_NOW = Symbol.for("skills-mcp/heapFlags")
 /** Start-up ends by this time after the first scan began, whatever the work in the background. */
 const START_UP_LIMIT_MS = 30_000
 
-/** Sets the launcher's flags, unless the user's Node flags are about the same. */
+const flagsNow = (): readonly [string, string] | undefined => {
+  const flags: unknown = Reflect.get(globalThis, FLAGS_NOW)
+  return Array.isArray(flags) && typeof flags[0] === "string" && typeof flags[1] === "string"
+    ? [flags[0], flags[1]]
+    : undefined
+}
+
+const setFlags = (young: string, old: string): void => {
+  setFlagsFromString(young)
+  setFlagsFromString(old)
+  Reflect.set(globalThis, FLAGS_NOW, [young, old])
+}
+
+/**
+ * The flags a start has (the launcher sets them before the bundle compiles), unless the user's
+ * Node flags are about the same.
+ */
 export const tuneHeap = (): boolean => {
   if (userTunesHeap()) return false
-  for (const flag of HEAP_FLAGS) setFlagsFromString(flag)
+  setFlags(...START_FLAGS)
   return true
 }
 
 /**
- * The executable manages the heap: the launcher's flags (again, for a bundle started without
- * the launcher), and growth during the first scan. Not when the user's Node flags do.
+ * The executable manages the heap, once the bundle has loaded: the start's flags (again, for a
+ * bundle started without the launcher), until the first scan. Not when the user's Node flags
+ * are about the heap.
  */
 export const manageHeap = (): void => {
-  managed = tuneHeap()
+  growing = tuneHeap()
 }
 
 /**
- * The first scan begins: the young generation may grow to its bound (once per process), and
- * until the start-up work is over (`endStartUp`) the old one grows by 45%.
+ * The first scan begins: until the start-up work is over (`endStartUp`) the old generation
+ * grows by 45%. The young generation may still grow (`scanStep`).
  */
 export const beginFirstScan = (): void => {
-  if (!managed) return
-  managed = false
-  growing = true
-  setFlagsFromString("--semi-space-growth-factor=2")
-  setFlagsFromString(START_UP_GROWTH)
-  Reflect.set(globalThis, GROWTH_NOW, START_UP_GROWTH)
+  const now = flagsNow()
+  if (!growing || now === undefined || now[1] !== OLD_BY_V8) return
+  setFlags(now[0], START_UP_GROWTH)
   // A check in the background that never ends (a stalled file system) must not keep it so.
   setTimeout(endStartUp, START_UP_LIMIT_MS).unref()
 }
@@ -99,23 +126,23 @@ export const beginFirstScan = (): void => {
  * higher peak (see the README's Performance section).
  */
 export const endStartUp = (): void => {
-  if (Reflect.get(globalThis, GROWTH_NOW) === undefined) return
-  setFlagsFromString(OLD_GROWTH)
-  Reflect.deleteProperty(globalThis, GROWTH_NOW)
+  const now = flagsNow()
+  if (now === undefined || now[1] !== START_UP_GROWTH) return
+  setFlags(now[0], OLD_GROWTH)
 }
 
 /**
  * Runs `make` under the flags a start has (V8 records them in a code cache it makes, and
- * rejects the cache under others), then puts back the old generation's growth as it was.
- * The launcher's copy of this module runs it; the server's sets the growth.
+ * rejects the cache under others), then puts back the flags set before.
+ * The launcher's copy of this module runs it; the server's sets the flags meanwhile.
  */
 export const underStartFlags = <A>(make: () => A): A => {
+  const now = flagsNow()
   if (!tuneHeap()) return make()
   try {
     return make()
   } finally {
-    const growth: unknown = Reflect.get(globalThis, GROWTH_NOW)
-    if (typeof growth === "string") setFlagsFromString(growth)
+    if (now !== undefined) setFlags(...now)
   }
 }
 
@@ -123,7 +150,7 @@ export const underStartFlags = <A>(make: () => A): A => {
 export const endFirstScan = (): void => {
   if (!growing) return
   growing = false
-  setFlagsFromString("--semi-space-growth-factor=1")
+  setFlags(YOUNG_KEEPS, flagsNow()?.[1] ?? OLD_BY_V8)
 }
 
 /** One entry or file handled by a scan; a no-op unless the first scan lets the heap grow. */

@@ -144,10 +144,12 @@ const main = () => {
   // per skill) while request handling allocates fast: V8's defaults let the young generation
   // grow to 2 x 16 MB and the old one to several times the live data before collecting, which
   // was most of the peak memory at 10,000 skills (254 MB against 170 with these in one A/B
-  // run, for about 15% more time to `initialize`; see the README's Performance section). The
-  // young generation keeps its initial size and the old one grows by 30% between full
-  // collections (the server lets both grow faster during its start-up: src/HeapTuning.ts).
-  // Flags the user gives Node (command line or NODE_OPTIONS) about the same take precedence.
+  // run, for about 15% more time to `initialize`; see the README's Performance section). Once
+  // started, the server keeps the young generation at its size and has the old one grow by
+  // 30% between full collections; from here until its start-up is over, both grow faster
+  // (src/HeapTuning.ts). Set before the bundle compiles: V8 checks a code cache against the
+  // flags in effect. Flags the user gives Node (command line or NODE_OPTIONS) about the same
+  // take precedence.
   tuneHeap()
   if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return loading(() => require(bundle))
   const folder = cacheFolder()
