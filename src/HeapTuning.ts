@@ -10,22 +10,25 @@
  * Start-up is the exception. Loading the bundle makes several megabytes of objects, nearly all
  * of which live on, and the first scan allocates about 15 KB per skill, most of it short-lived.
  * With the young generation held at its initial 1 MB semi-spaces, loading took 22 scavenges and
- * a 10,000-skill scan 170. So from the launch until the first scan ends the young generation
- * grows as V8 grows it: it doubles at a scavenge once more has survived since the last growth
- * than it holds. Loading alone takes it to 4 MB semi-spaces on Node 20 (6 scavenges), and
- * `initialize` came about 3 ms sooner at 10 skills, provided the old generation's growth is
+ * a 10,000-skill scan 170. So from the launch the young generation grows as V8 grows it: it
+ * doubles at a scavenge once more has survived since the last growth than it holds. V8 fixes
+ * the upper bound when it creates the heap, before any code of ours runs, so the first scan
+ * looks at the size as it begins and between its steps (`scanStep`, for each folder entry and
+ * file it handles): the growth stops once the semi-spaces have reached 2 MB, or when the scan
+ * ends, and the young generation does not grow again after that (V8 may still shrink it when
+ * the server is idle). A single step that keeps much alive (a folder listing of 100,000
+ * entries, a frontmatter of 160 KB) can double it more than once, up to V8's own bound, as it
+ * would without these flags. Loading the bundle alone takes the semi-spaces to 4 MB on Node 20
+ * (in 6 scavenges instead of 22), so in practice the growth stops as the scan begins; at 10
+ * skills `initialize` came about 2 ms sooner, at 10,000 skills about 17 ms, for about 3 MB
+ * more peak (see the README's Performance section). That is with the old generation's growth
  * left to V8 while the bundle loads: with a percentage of ours set then, the start took as long
- * as with the small young generation (see the README's Performance section). V8
- * fixes the upper bound when it creates the heap, before any code of ours runs, so the scan
- * looks at the size between steps: it calls `scanStep` for each folder entry and file it
- * handles, and growth stops at the first step that finds the semi-spaces at 2 MB or more, or
- * when the scan ends; after that the young generation does not grow again (V8 may still
- * shrink it when the server is idle). A single step that keeps much alive (a folder listing
- * of 100,000 entries, a frontmatter of 160 KB) can double it more than once, up to V8's own
- * bound, as it would without these flags.
+ * as with the small young generation.
  *
  * The old generation grows by V8's own factor while the bundle loads, by 45% from the first
  * scan until the start-up work in the background is over (`endStartUp`), and by 30% after.
+ * A one-shot command whose scans are not the catalog's (`validate`) stops the young
+ * generation's growth at its first step and leaves the old one's to V8: it exits once done.
  *
  * Only the executable changes V8's flags (the launcher before the bundle compiles, `manageHeap`
  * from bin.ts once it has loaded), and not when the user gave Node flags of the same kind
@@ -35,8 +38,10 @@
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
 /**
- * The young generation grows by V8's own factor: named all the same, so that the flags a code
- * cache records are those of every start (V8 rejects a cache made under other flags).
+ * The young generation grows by V8's own factor. Set by name at launch, as when the code cache
+ * is made (`underStartFlags`, which must put concrete values back afterwards): a start and the
+ * cache it uses have the same flags, whatever V8's defaults are (V8 rejects a cache made under
+ * other flags).
  */
 const YOUNG_GROWS = "--semi-space-growth-factor=2"
 /** ...and keeps its size. */
@@ -57,10 +62,12 @@ export const userGaveNodeFlag = (pattern: RegExp): boolean =>
 /** Whether the user gave Node flags about the heap's growth. */
 const userTunesHeap = (): boolean => userGaveNodeFlag(/semi[-_]space|heap[-_]growing/)
 
-/** How large the young generation's semi-spaces may grow during the first scan. */
+/** The young generation's semi-spaces at which the first scan stops their growth. */
 const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
 
-/** Whether the young generation may still grow (the server's copy of this module). */
+/** Whether this process manages the heap and the catalog's first scan has not begun yet. */
+let managed = false
+/** Whether the young generation may still grow: until the first scan stops it. */
 let growing = false
 
 /**
@@ -100,19 +107,22 @@ export const tuneHeap = (): boolean => {
  * are about the heap.
  */
 export const manageHeap = (): void => {
-  growing = tuneHeap()
+  managed = tuneHeap()
+  growing = managed
 }
 
 /**
- * The first scan begins: until the start-up work is over (`endStartUp`) the old generation
- * grows by 45%. The young generation may still grow (`scanStep`).
+ * The catalog's first scan begins (once per process): until the start-up work is over
+ * (`endStartUp`) the old generation grows by 45%, and the young one stops growing if it has
+ * already reached the scan's bound.
  */
 export const beginFirstScan = (): void => {
-  const now = flagsNow()
-  if (!growing || now === undefined || now[1] !== OLD_BY_V8) return
-  setFlags(now[0], START_UP_GROWTH)
+  if (!managed) return
+  managed = false
+  setFlags(flagsNow()?.[0] ?? YOUNG_GROWS, START_UP_GROWTH)
   // A check in the background that never ends (a stalled file system) must not keep it so.
   setTimeout(endStartUp, START_UP_LIMIT_MS).unref()
+  scanStep()
 }
 
 /**
@@ -133,8 +143,9 @@ export const endStartUp = (): void => {
 
 /**
  * Runs `make` under the flags a start has (V8 records them in a code cache it makes, and
- * rejects the cache under others), then puts back the flags set before.
- * The launcher's copy of this module runs it; the server's sets the flags meanwhile.
+ * rejects the cache under others), then puts back the flags set before. The launcher's copy of
+ * this module runs it; the server's sets the flags meanwhile. (A scavenge while `make` runs may
+ * grow the young generation once more; nothing shrinks it back.)
  */
 export const underStartFlags = <A>(make: () => A): A => {
   const now = flagsNow()

@@ -1,16 +1,16 @@
 /**
  * LoadStacks: no stack trace formatted while the bundled server's modules load.
  *
- * Effect's `Utils` module formats one stack trace as it loads, to choose between two call
- * wrappers (the bundler's minifier makes them identical). In a 1.5 MB script that is the
- * first source position V8 looks up, and it cost 1.8 to 2.9 ms of every start. So the
+ * Effect's `Utils` module formats one stack trace as it loads, to choose between two call wrappers
+ * (the bundler's minifier makes them identical). In the bundle (1.5 MB when this was measured)
+ * that is the first source position V8 looks up, and it cost 1.8 to 2.9 ms of every start. So the
  * launcher (src/launch.ts) sets `Error.stackTraceLimit` to 0 while the bundle loads, and the
- * executable (src/bin.ts) sets it back first thing, once every module it imports has loaded;
- * the limit goes back as it was (Node's default, or the user's `--stack-trace-limit`). The
- * launcher also puts it back if the bundle returns or throws without doing so. An error thrown
- * while the modules load has no stack (the message still says what failed). Where the limit
- * cannot be changed (`--frozen-intrinsics`), nothing is changed. The bundle run without the
- * launcher leaves the limit alone. Only Node's globals are used here: the launcher imports it.
+ * executable (src/bin.ts) sets it back first thing, once every module it imports has loaded; the
+ * limit goes back as it was (Node's default, or the user's `--stack-trace-limit`). The launcher
+ * also puts it back if the bundle returns or throws without doing so. An error thrown while the
+ * modules load has no stack (the message still says what failed). Where the limit cannot be
+ * changed (`--frozen-intrinsics`), nothing is changed. The bundle run without the launcher leaves
+ * the limit alone. Only Node's globals are used here: the launcher imports it.
  */
 
 /** Where the launcher keeps the limit it replaced: a global both bundles see. */

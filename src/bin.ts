@@ -16,7 +16,7 @@ import { writeStderr } from "./Logging.js"
 // while the bundle loaded; src/LoadStacks.ts).
 restoreStackTraces()
 
-// Both generations may grow faster until the start-up is over (src/HeapTuning.ts).
+// The heap grows as V8 grows it until the first scan, then less (src/HeapTuning.ts).
 manageHeap()
 
 /** Exits once stdout has taken everything written to it (or after a second, if it is gone). */

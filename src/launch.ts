@@ -2,7 +2,7 @@
 /**
  * The executable's first stage: loads the bundled server (`skills-mcp.cjs`, next to this
  * file) with V8's code cache, so an editor starting the server does not pay for compiling
- * two megabytes of JavaScript every time (Node 20 has no built-in compile cache).
+ * a megabyte of JavaScript every time (Node 20 has no built-in compile cache).
  *
  * The cache lives in the user's own cache folder (`$XDG_CACHE_HOME/skills-mcp` or
  * `~/.cache/skills-mcp`, or `SKILLS_MCP_CACHE_DIR`), never in a shared temporary folder:
@@ -140,16 +140,14 @@ const loading = (load: () => void) => {
 }
 
 const main = () => {
-  // Heap settings for a long-running server whose live data is small (the catalog: about 2 KB
-  // per skill) while request handling allocates fast: V8's defaults let the young generation
-  // grow to 2 x 16 MB and the old one to several times the live data before collecting, which
-  // was most of the peak memory at 10,000 skills (254 MB against 170 with these in one A/B
-  // run, for about 15% more time to `initialize`; see the README's Performance section). Once
-  // started, the server keeps the young generation at its size and has the old one grow by
-  // 30% between full collections; from here until its start-up is over, both grow faster
-  // (src/HeapTuning.ts). Set before the bundle compiles: V8 checks a code cache against the
-  // flags in effect. Flags the user gives Node (command line or NODE_OPTIONS) about the same
-  // take precedence.
+  // The start's heap flags: both generations grow by V8's own factors, named, while the bundle
+  // loads (src/HeapTuning.ts). Set before the bundle compiles: V8 checks a code cache against
+  // the flags in effect. The server tightens them from its first scan on: for a long-running
+  // server whose live data is small (the catalog: about 2 KB per skill) while request handling
+  // allocates fast, V8's defaults let the young generation grow to 2 x 16 MB and the old one to
+  // several times the live data before collecting, most of the peak memory at 10,000 skills
+  // (see the README's Performance section). Flags the user gives Node (command line or
+  // NODE_OPTIONS) about the same take precedence.
   tuneHeap()
   if (process.env.SKILLS_MCP_COMPILE_CACHE === "0") return loading(() => require(bundle))
   const folder = cacheFolder()

@@ -96,8 +96,9 @@ describe("the executable's heap", () => {
   })
 
   /**
-   * Loaded with --require: reports every heap-growth flag the process sets, whether it had
-   * answered anything by then, and how many folders it watched.
+   * Loaded with --require: reports every flag the process sets about the old generation's
+   * growth, whether it had answered anything by then and how many folders it watched, and every
+   * flag about the young generation's growth, whether it had answered anything by then.
    */
   const growthRecorder = async () => {
     const recorder = path.join(home, "growth-flags.cjs")
@@ -122,12 +123,17 @@ describe("the executable's heap", () => {
         if (flag.startsWith("--heap-growing-percent")) {
           process.stderr.write("growth " + flag + " " + answered + " " + watches + "\\n")
         }
+        if (flag.startsWith("--semi-space-growth-factor")) {
+          process.stderr.write("young " + flag + " " + answered + "\\n")
+        }
         return set(flag)
       }\n`,
     )
     return recorder
   }
   const growthFlags = (stderr: string) => stderr.match(/^growth .*$/gm) ?? []
+  const youngFlags = (stderr: string) =>
+    (stderr.match(/^young .*$/gm) ?? []).filter((flag, at, all) => flag !== all[at - 1])
 
   it("lets the old generation grow by V8's factor while loading, by 45% until the start-up work is over, then by 30%", async () => {
     // No code cache: the launcher, writing one, sets the start's flags a moment (src/launch.ts).
@@ -146,6 +152,13 @@ describe("the executable's heap", () => {
       ])
       // Back to 30% once the start-up work is over: every skill folder and the root watched.
       expect(Number(after?.split(" ").at(-1))).toBeGreaterThanOrEqual(SKILLS + 1)
+      // The young generation grew until the first scan began (loading took it past the scan's
+      // bound), and never again.
+      const young = youngFlags(server.stderr()).map((flag) => flag.split(" ")[1])
+      expect(young.filter((flag, at) => flag !== young[at - 1])).toEqual([
+        "--semi-space-growth-factor=2",
+        "--semi-space-growth-factor=1",
+      ])
     } finally {
       await server.close()
     }
@@ -173,6 +186,14 @@ describe("the executable's heap", () => {
       "growth --heap-growing-percent=45 false 0",
       "growth --heap-growing-percent=0 true 0",
       "growth --heap-growing-percent=45 true 0",
+    ])
+    // The young generation's growth, too, is the start's while the cache is made, and stopped
+    // again after.
+    expect(youngFlags(run.stderr)).toEqual([
+      "young --semi-space-growth-factor=2 false",
+      "young --semi-space-growth-factor=1 false",
+      "young --semi-space-growth-factor=2 true",
+      "young --semi-space-growth-factor=1 true",
     ])
   })
 
