@@ -157,14 +157,14 @@ export const underStartFlags = <A>(make: () => A): A => {
   }
 }
 
-/** The first scan is over (or failed): the young generation grows no more. */
+/** The first scan is over (or failed), or the young generation reached its bound: it grows no more. */
 export const endFirstScan = (): void => {
   if (!growing) return
   growing = false
   setFlags(YOUNG_KEEPS, flagsNow()?.[1] ?? OLD_BY_V8)
 }
 
-/** One entry or file handled by a scan; a no-op unless the first scan lets the heap grow. */
+/** One entry or file handled by a scan; a no-op once the young generation grows no more. */
 export const scanStep = (): void => {
   if (!growing) return
   const young = getHeapSpaceStatistics().find((space) => space.space_name === "new_space")
