@@ -7,23 +7,23 @@
  * small and request handling allocates fast, so V8's defaults were most of the peak memory at
  * 10,000 skills.
  *
- * Start-up is the exception. Loading the bundle makes several megabytes of objects, nearly all
- * of which live on, and the first scan allocates about 15 KB per skill, most of it short-lived.
- * With the young generation held at its initial 1 MB semi-spaces, loading took 22 scavenges and
- * a 10,000-skill scan 170. So from the launch the young generation grows as V8 grows it: it
- * doubles at a scavenge once more has survived since the last growth than it holds. V8 fixes
- * the upper bound when it creates the heap, before any code of ours runs, so the first scan
- * looks at the size as it begins and between its steps (`scanStep`, for each folder entry and
- * file it handles): the growth stops once the semi-spaces have reached 2 MB, or when the scan
- * ends, and the young generation does not grow again after that (V8 may still shrink it when
- * the server is idle). A single step that keeps much alive (a folder listing of 100,000
- * entries, a frontmatter of 160 KB) can double it more than once, up to V8's own bound, as it
- * would without these flags. Loading the bundle alone takes the semi-spaces to 4 MB on Node 20
- * (in 6 scavenges instead of 22), so in practice the growth stops as the scan begins; at 10
- * skills `initialize` came about 2 ms sooner, at 10,000 skills about 17 ms, for about 3 MB
- * more peak (see the README's Performance section). That is with the old generation's growth
- * left to V8 while the bundle loads: with a percentage of ours set then, the start took as long
- * as with the small young generation.
+ * Start-up is the exception. Loading the bundle makes several megabytes of objects, nearly all of
+ * which live on, and the first scan allocates about 15 KB per skill, most of it short-lived. With
+ * the young generation held at its initial 1 MB semi-spaces, a 10-skill start made 15 scavenges
+ * before answering `initialize`, and a 10,000-skill scan 170. So from the launch the young
+ * generation grows as V8 grows it: it doubles at a scavenge once more has survived since the last
+ * growth than it holds. V8 fixes the upper bound when it creates the heap, before any code of ours
+ * runs, so the first scan looks at the size as it begins and between its steps (`scanStep`, for
+ * each folder entry and file it handles): the growth stops once the semi-spaces have reached 2 MB,
+ * or when the scan ends, and the young generation does not grow again after that (V8 may still
+ * shrink it when the server is idle). A single step that keeps much alive (a folder listing of
+ * 100,000 entries, a frontmatter of 160 KB) can double it more than once, up to V8's own bound, as
+ * it would without these flags. Loading the bundle alone takes the semi-spaces to 4 MB on Node 20
+ * (the 10-skill start makes 6 scavenges), so in practice the growth stops as the scan begins; at
+ * 10 skills `initialize` came about 2 ms sooner, at 10,000 skills about 17 ms, for about 3 MB more
+ * peak (see the README's Performance section). That is with the old generation's growth left to V8
+ * while the bundle loads: with a percentage of ours set then, the start took as long as with the
+ * small young generation.
  *
  * The old generation grows by V8's own factor while the bundle loads, by 45% from the first
  * scan until the start-up work in the background is over (`endStartUp`), and by 30% after.
