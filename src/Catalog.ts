@@ -1356,7 +1356,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     // The first scan runs before anything is served: synchronous reads are the faster choice,
     // and each SKILL.md is read as discovery comes to it. The young generation grows no more
     // once at the scan's bound (usually as it begins) or when it ends; the old one grows by
-    // 45% from now until the start-up work is over (src/HeapTuning.ts).
+    // 100% from now until the start-up work is over (src/HeapTuning.ts).
     yield* Effect.sync(beginFirstScan).pipe(
       Effect.zipRight(rescan(syncFs, lookReading(syncFs))),
       Effect.ensuring(

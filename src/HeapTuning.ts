@@ -25,7 +25,7 @@
  * while the bundle loads: with a percentage of ours set then, the start took as long as with the
  * small young generation.
  *
- * The old generation grows by V8's own factor while the bundle loads, by 45% from the first
+ * The old generation grows by V8's own factor while the bundle loads, by 100% from the first
  * scan until the start-up work in the background is over (`endStartUp`), and by 30% after.
  * A one-shot command whose scans are not the catalog's (`validate`) stops the young
  * generation's growth at its first step and leaves the old one's to V8: it exits once done.
@@ -50,8 +50,8 @@ const YOUNG_KEEPS = "--semi-space-growth-factor=1"
 const OLD_BY_V8 = "--heap-growing-percent=0"
 /** How the old generation grows between full collections once start-up is over: by 30%. */
 const OLD_GROWTH = "--heap-growing-percent=30"
-/** ...and from the first scan until the start-up work is over (see `endStartUp`): by 45%. */
-const START_UP_GROWTH = "--heap-growing-percent=45"
+/** ...and from the first scan until the start-up work is over (see `endStartUp`): by 100%. */
+const START_UP_GROWTH = "--heap-growing-percent=100"
 /** The flags a start has, from the launch: both generations grow as V8 grows them. */
 const START_FLAGS = [YOUNG_GROWS, OLD_BY_V8] as const
 
@@ -113,7 +113,7 @@ export const manageHeap = (): void => {
 
 /**
  * The catalog's first scan begins (once per process): until the start-up work is over
- * (`endStartUp`) the old generation grows by 45%, and the young one stops growing if it has
+ * (`endStartUp`) the old generation grows by 100%, and the young one stops growing if it has
  * already reached the scan's bound.
  */
 export const beginFirstScan = (): void => {
@@ -128,12 +128,20 @@ export const beginFirstScan = (): void => {
 /**
  * The start-up work in the background (search index, watches) is over, or has lasted
  * START_UP_LIMIT_MS: the old generation grows by 30% again, from the next full collection on
- * (the idle collection that follows start-up, src/IdleGc.ts). Until then it grew by 45%: at
- * 30%, the garbage the first scan, the search index and the watches make at 10,000 skills
- * brought a full collection, and the concurrent marking of it, into the first half second
- * after `initialize`, where requests then took up to 14 to 25 ms in five runs of six. At 45%
- * the slowest took 4.3 to 9.4 ms over 20 runs; at 60%, 11 to 37 ms in five of 20, with a
- * higher peak (see the README's Performance section).
+ * (the idle collection that follows start-up, src/IdleGc.ts). Until then it grew by 100%. The
+ * next full collection comes once the old generation has grown by that much since the last one
+ * (the scan makes some); the garbage the scan, the search index and the watches make at 10,000 skills brings it
+ * into the first second after `initialize`, while that work runs, and requests made then (as
+ * mcpbench makes its `get_skill` calls, back to back) wait while V8 marks on two busy cores.
+ * Where it lands decides how long they wait, and that moved with the bundle: 45%, chosen in an
+ * earlier session (the slowest call 4.3 to 9.4 ms over 20 runs, against 14 to 25 ms at 30%),
+ * later had it in the worst place: marking steps of 2.5 to 12.1 ms (four traced starts), and the
+ * slowest call over 12 ms (12.5 to 26.1) in five starts of eight on each of two 10,000-skill
+ * corpora (a raw client in mcpbench's order: 100 listings, then 100 `get_skill`). At 80% and at 100%, in none of 16 (the slowest 7.2 and 8.2 ms at the median at 80%,
+ * 7.2 and 8.4 at 100%); at 150%, in 15 of 16.
+ * At 1,000 skills the percentage made no difference; at 50,000, one start of six had its
+ * slowest call over 12 ms at 45% and at 80%, none at 100%. The peak at 10,000 skills was 2 to
+ * 4 MB higher than at 45% (see the README's Performance section).
  */
 export const endStartUp = (): void => {
   const now = flagsNow()

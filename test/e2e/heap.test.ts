@@ -1,7 +1,7 @@
 /**
  * The executable's heap (src/HeapTuning.ts): V8's young generation grows as V8 grows it while
  * the bundle loads and the first scan runs, and keeps its size after; the old one grows by V8's
- * factor while the bundle loads, by 45% from the first scan until the start-up work is over,
+ * factor while the bundle loads, by 100% from the first scan until the start-up work is over,
  * and by 30% after; flags the user gives Node about the heap are left to V8.
  */
 import { execFileSync } from "node:child_process"
@@ -135,7 +135,7 @@ describe("the executable's heap", () => {
   const youngFlags = (stderr: string) =>
     (stderr.match(/^young .*$/gm) ?? []).filter((flag, at, all) => flag !== all[at - 1])
 
-  it("lets the old generation grow by V8's factor while loading, by 45% until the start-up work is over, then by 30%", async () => {
+  it("lets the old generation grow by V8's factor while loading, by 100% until the start-up work is over, then by 30%", async () => {
     // No code cache: the launcher, writing one, sets the start's flags a moment (src/launch.ts).
     const server = await startServer(["--skills-dir", skills], {
       env: { HOME: home, SKILLS_MCP_COMPILE_CACHE: "0", NODE_OPTIONS: `--require ${await growthRecorder()}` },
@@ -147,7 +147,7 @@ describe("the executable's heap", () => {
       const [start, startUp, after, ...more] = flags().filter((flag, at, all) => flag !== all[at - 1])
       expect([start, startUp, more]).toEqual([
         "growth --heap-growing-percent=0 false 0",
-        "growth --heap-growing-percent=45 false 0",
+        "growth --heap-growing-percent=100 false 0",
         [],
       ])
       // Back to 30% once the start-up work is over: every skill folder and the root watched.
@@ -183,9 +183,9 @@ describe("the executable's heap", () => {
     expect((await fs.readdir(cacheDir)).filter((name) => name.endsWith(".v8cache"))).toHaveLength(1)
     expect(growthFlags(run.stderr).filter((flag, at, all) => flag !== all[at - 1])).toEqual([
       "growth --heap-growing-percent=0 false 0",
-      "growth --heap-growing-percent=45 false 0",
+      "growth --heap-growing-percent=100 false 0",
       "growth --heap-growing-percent=0 true 0",
-      "growth --heap-growing-percent=45 true 0",
+      "growth --heap-growing-percent=100 true 0",
     ])
     // The young generation's growth, too, is the start's while the cache is made, and stopped
     // again after.
