@@ -128,20 +128,15 @@ export const beginFirstScan = (): void => {
 /**
  * The start-up work in the background (search index, watches) is over, or has lasted
  * START_UP_LIMIT_MS: the old generation grows by 30% again, from the next full collection on
- * (the idle collection that follows start-up, src/IdleGc.ts). Until then it grew by 100%. The
- * next full collection comes once the old generation has grown by that much since the last one
- * (the scan makes some); the garbage the scan, the search index and the watches make at 10,000 skills brings it
- * into the first second after `initialize`, while that work runs, and requests made then (as
- * mcpbench makes its `get_skill` calls, back to back) wait while V8 marks on two busy cores.
- * Where it lands decides how long they wait, and that moved with the bundle: 45%, chosen in an
- * earlier session (the slowest call 4.3 to 9.4 ms over 20 runs, against 14 to 25 ms at 30%),
- * later had it in the worst place: marking steps of 2.5 to 12.1 ms (four traced starts), and the
- * slowest call over 12 ms (12.5 to 26.1) in five starts of eight on each of two 10,000-skill
- * corpora (a raw client in mcpbench's order: 100 listings, then 100 `get_skill`). At 80% and at 100%, in none of 16 (the slowest 7.2 and 8.2 ms at the median at 80%,
- * 7.2 and 8.4 at 100%); at 150%, in 15 of 16.
- * At 1,000 skills the percentage made no difference; at 50,000, one start of six had its
- * slowest call over 12 ms at 45% and at 80%, none at 100%. The peak at 10,000 skills was 2 to
- * 4 MB higher than at 45% (see the README's Performance section).
+ * (the idle collection that follows start-up, src/IdleGc.ts). Until then it grew by 100%: with
+ * the full collection made as the handshake completes when the heap is large
+ * (`collectAtHandshake`, src/IdleGc.ts), that is the start-up work's headroom, so V8's own next
+ * full collection does not come while it runs and requests wait for its marking. Without that
+ * collection no percentage did: at 45%, chosen in an earlier session, the slowest `get_skill`
+ * right after `initialize` took 4.3 to 9.4 ms over 20 runs against 14 to 25 ms at 30%, and
+ * later builds moved the collection back into that work (figures in src/IdleGc.ts). The peak
+ * at 10,000 skills was 2 to 4 MB higher at 100% than at 45%, without the collection at the
+ * handshake (see the README's Performance section).
  */
 export const endStartUp = (): void => {
   const now = flagsNow()

@@ -46,6 +46,48 @@ const collector = (): (() => void) | null => {
   }
 }
 
+/** `collector`'s answer, obtained once per process (`collector` makes a context each time). */
+let obtained: (() => void) | null | undefined
+const isolateGc = (): (() => void) | null => {
+  if (obtained === undefined) obtained = collector()
+  return obtained
+}
+
+/** Heap in use as the handshake completes from which `collectAtHandshake` collects. */
+export const HANDSHAKE_BYTES = 32 * 1024 * 1024
+
+/**
+ * One full collection as the handshake completes (the client's `notifications/initialized`),
+ * before the start-up work in the background begins, when the heap in use is at least
+ * HANDSHAKE_BYTES; answers whether it collected. `collect` is the isolate's `gc()` by default.
+ *
+ * The start-up work (search index, watches, the check after them) allocates much, and at
+ * 10,000 skills V8's next full collection came while it ran: requests made then, as mcpbench
+ * makes 100 listings and then 100 `get_skill` calls back to back right after `initialize`,
+ * waited while V8 marked on two busy cores (marking steps of up to 12 ms, calls of 12 to 34
+ * ms). Where it landed moved with the old generation's growth during start-up
+ * (src/HeapTuning.ts) and with the corpus. Medians over eight starts of each, p99 of the
+ * listings / of the `get_skill` calls: on mcpbench's corpus, 5.6 / 10.0 ms at 45% and 8.1 / 6.1
+ * at 100%; on the bench's, 9.4 / 6.1 at 100% and 5.9 / 5.7 at 60%, but at 60% 13.1 for the
+ * listings when each was a query. Collected here, the start-up work begins with the garbage
+ * gone and the growth during start-up (100%) as headroom: 5.2 / 5.4 and 5.2 / 5.6 ms, 5.6 / 4.5
+ * with queries, the slowest call at most 9.5 ms (but the first query, which waits for the
+ * search index). The collection took 17 to 18 ms at 10,000 skills (about 40 MB in use at
+ * `initialize`) and 52 to 62 ms at 50,000 (144 MB), and the first request after the handshake
+ * waits for it. Under HANDSHAKE_BYTES (15.5 MB at 10 skills, 18.6 at 1,000) the early requests
+ * met no such collection, and one would cost 9 to 12 ms for nothing.
+ */
+export const collectAtHandshake = (
+  heapUsed: () => number,
+  collect: () => (() => void) | null = isolateGc,
+): boolean => {
+  if (heapUsed() < HANDSHAKE_BYTES) return false
+  const gc = collect()
+  if (gc === null) return false
+  gc()
+  return true
+}
+
 /** How often the server looks whether it is idle, in ms. */
 export const CHECK_MS = 250
 /** Requests after which an idle server collects garbage. */
@@ -75,7 +117,7 @@ export interface IdleGcState {
  */
 export const idleCollector = (
   state: IdleGcState,
-  collect: () => (() => void) | null = collector,
+  collect: () => (() => void) | null = isolateGc,
 ): (() => boolean) => {
   let gc: (() => void) | null | undefined
   let collectedAt = 0

@@ -3,7 +3,14 @@
  * requests come in or are in flight, nor while the heap is still growing.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { BURST_REQUESTS, CALM_BYTES, GROWTH_BYTES, idleCollector } from "../src/IdleGc.js"
+import {
+  BURST_REQUESTS,
+  CALM_BYTES,
+  collectAtHandshake,
+  GROWTH_BYTES,
+  HANDSHAKE_BYTES,
+  idleCollector,
+} from "../src/IdleGc.js"
 
 const MB = 1024 * 1024
 
@@ -109,5 +116,40 @@ describe("idleCollector", () => {
     look()
     expect(look()).toBe(false)
     expect(look()).toBe(false)
+  })
+})
+
+describe("collectAtHandshake", () => {
+  /** A collector that counts its runs, and how often it was asked for. */
+  const counting = () => {
+    const counts = { asked: 0, runs: 0 }
+    const collect = () => {
+      counts.asked++
+      return () => {
+        counts.runs++
+      }
+    }
+    return { counts, collect }
+  }
+
+  it("collects once when the heap in use has reached the bound", () => {
+    const { counts, collect } = counting()
+    expect(collectAtHandshake(() => HANDSHAKE_BYTES, collect)).toBe(true)
+    expect(counts).toEqual({ asked: 1, runs: 1 })
+  })
+
+  it("leaves a smaller heap alone, without even asking for the collector", () => {
+    const { counts, collect } = counting()
+    expect(collectAtHandshake(() => HANDSHAKE_BYTES - 1, collect)).toBe(false)
+    expect(counts).toEqual({ asked: 0, runs: 0 })
+  })
+
+  it("does nothing when the collector cannot be had", () => {
+    expect(
+      collectAtHandshake(
+        () => 2 * HANDSHAKE_BYTES,
+        () => null,
+      ),
+    ).toBe(false)
   })
 })

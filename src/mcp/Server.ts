@@ -39,7 +39,7 @@ import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
 import { echo } from "../Errors.js"
 import { RequestWait } from "../EventLoop.js"
-import { CHECK_MS as IDLE_CHECK_MS, idleCollector } from "../IdleGc.js"
+import { collectAtHandshake, CHECK_MS as IDLE_CHECK_MS, idleCollector } from "../IdleGc.js"
 import type { Loader } from "../instructions.js"
 import { usageGuide, withCatalog } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
@@ -521,6 +521,16 @@ export const serve = (io: {
 
     /** Work in the background holds back for a request waiting for its answer (see `sliced`). */
     const inBackground = Effect.locally(RequestWait, () => transport.oldestWaitMs())
+
+    // One full collection as the handshake completes, before the work in the background below
+    // begins, when the heap is large (src/IdleGc.ts). Forked first, it runs first.
+    if (io.idleGc === true) {
+      yield* made.initialized.pipe(
+        Effect.timeoutOption("1 second"),
+        Effect.zipRight(Effect.sync(() => collectAtHandshake(() => getHeapStatistics().used_heap_size))),
+        Effect.forkScoped,
+      )
+    }
 
     // The search index is built once the handshake is done, in slices, before a query needs it.
     yield* made.initialized.pipe(

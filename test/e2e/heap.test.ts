@@ -214,4 +214,70 @@ describe("the executable's heap", () => {
     // V8's own growth goes on after the scan, up to the user's bound.
     expect((await newSpace("--max-semi-space-size=16")).afterMore).toBe(2 * 16 * MB)
   })
+
+  /**
+   * Loaded with --require: reports each call of the isolate's `gc()` the server obtains (through
+   * `vm.runInNewContext`, src/IdleGc.ts), whether the client's `notifications/initialized` had
+   * come by then and how many folders were watched; with HEAP_BALLAST_MB, keeps that many
+   * megabytes alive from the start, as a large catalog would.
+   */
+  const gcRecorder = async () => {
+    const recorder = path.join(home, "gc-calls.cjs")
+    await fs.writeFile(
+      recorder,
+      `const vm = require("node:vm")
+      const nodeFs = require("node:fs")
+      const run = vm.runInNewContext
+      const watch = nodeFs.watch
+      let initialized = false
+      let watches = 0
+      const emit = process.stdin.emit
+      process.stdin.emit = function (event, ...rest) {
+        if (event === "data" && String(rest[0]).includes("notifications/initialized")) initialized = true
+        return emit.call(this, event, ...rest)
+      }
+      nodeFs.watch = function (...args) {
+        watches++
+        return watch.apply(this, args)
+      }
+      vm.runInNewContext = function (code, ...rest) {
+        const value = run.call(this, code, ...rest)
+        if (code !== "gc" || typeof value !== "function") return value
+        return (...args) => {
+          process.stderr.write("gc " + initialized + " " + watches + "\\n")
+          return value(...args)
+        }
+      }
+      const ballast = Number(process.env.HEAP_BALLAST_MB ?? 0)
+      globalThis.heapBallast = Array.from({ length: ballast }, () => new Array(131072).fill(0.5))\n`,
+    )
+    return recorder
+  }
+  const gcCalls = (stderr: string) => stderr.match(/^gc .*$/gm) ?? []
+
+  it("collects once as the handshake completes when the heap is large, before the start-up work", async () => {
+    const server = await startServer(["--skills-dir", skills], {
+      env: { HOME: home, HEAP_BALLAST_MB: "40", NODE_OPTIONS: `--require ${await gcRecorder()}` },
+    })
+    try {
+      await eventually(() => expect(gcCalls(server.stderr()).length).toBeGreaterThan(0))
+      // After the client's notifications/initialized, before any folder is watched.
+      expect(gcCalls(server.stderr())[0]).toBe("gc true 0")
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("leaves a smaller heap to the collection made once the start-up work is over", async () => {
+    const server = await startServer(["--skills-dir", skills], {
+      env: { HOME: home, NODE_OPTIONS: `--require ${await gcRecorder()}` },
+    })
+    try {
+      // The idle collection (src/IdleGc.ts) is the first: every folder was watched by then.
+      await eventually(() => expect(gcCalls(server.stderr()).length).toBeGreaterThan(0))
+      expect(gcCalls(server.stderr())[0]).toBe(`gc true ${SKILLS + 1}`)
+    } finally {
+      await server.close()
+    }
+  })
 })
