@@ -130,13 +130,14 @@ export const beginFirstScan = (): void => {
  * START_UP_LIMIT_MS: the old generation grows by 30% again, from the next full collection on
  * (the idle collection that follows start-up, src/IdleGc.ts). Until then it grew by 100%: with
  * the full collection made as the handshake completes when the heap is large
- * (`collectAtHandshake`, src/IdleGc.ts), that is the start-up work's headroom, so V8's own next
- * full collection does not come while it runs and requests wait for its marking. Without that
- * collection no percentage did: at 45%, chosen in an earlier session, the slowest `get_skill`
- * right after `initialize` took 4.3 to 9.4 ms over 20 runs against 14 to 25 ms at 30%, and
- * later builds moved the collection back into that work (figures in src/IdleGc.ts). The peak
- * at 10,000 skills was 2 to 4 MB higher at 100% than at 45%, without the collection at the
- * handshake (see the README's Performance section).
+ * (`collectAtHandshake`, src/IdleGc.ts), that is the start-up work's headroom, and in two
+ * traced starts at 10,000 skills no other full collection came while that work ran (one that
+ * does makes the requests made meanwhile wait for its marking). Without the collection at the
+ * handshake no percentage kept it out: at 45%, chosen in an earlier session, the slowest
+ * `get_skill` right after `initialize` took 4.3 to 9.4 ms over 20 runs against 14 to 25 ms at
+ * 30%, and later builds moved the collection back into that work (figures in src/IdleGc.ts).
+ * The peak at 10,000 skills was 2 to 4 MB higher at 100% than at 45%, without the collection at
+ * the handshake (see the README's Performance section).
  */
 export const endStartUp = (): void => {
   const now = flagsNow()

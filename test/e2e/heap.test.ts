@@ -95,29 +95,37 @@ describe("the executable's heap", () => {
     expect(afterMore).toBeLessThanOrEqual(afterStart)
   })
 
+  /** Writes a script to load into the server with --require; answers its path. */
+  const preload = async (name: string, source: string) => {
+    const file = path.join(home, name)
+    await fs.writeFile(file, `${source}\n`)
+    return file
+  }
+  /** Preload source: `watches` counts the folders the server has watched so far. */
+  const countWatches = `const nodeFs = require("node:fs")
+      const watch = nodeFs.watch
+      let watches = 0
+      nodeFs.watch = function (...args) {
+        watches++
+        return watch.apply(this, args)
+      }`
+
   /**
    * Loaded with --require: reports every flag the process sets about the old generation's
    * growth, whether it had answered anything by then and how many folders it watched, and every
    * flag about the young generation's growth, whether it had answered anything by then.
    */
-  const growthRecorder = async () => {
-    const recorder = path.join(home, "growth-flags.cjs")
-    await fs.writeFile(
-      recorder,
-      `const v8 = require("node:v8")
-      const nodeFs = require("node:fs")
+  const growthRecorder = () =>
+    preload(
+      "growth-flags.cjs",
+      `${countWatches}
+      const v8 = require("node:v8")
       const set = v8.setFlagsFromString
-      const watch = nodeFs.watch
       let answered = false
-      let watches = 0
       const write = process.stdout.write
       process.stdout.write = function (...args) {
         answered = true
         return write.apply(this, args)
-      }
-      nodeFs.watch = function (...args) {
-        watches++
-        return watch.apply(this, args)
       }
       v8.setFlagsFromString = (flag) => {
         if (flag.startsWith("--heap-growing-percent")) {
@@ -127,10 +135,8 @@ describe("the executable's heap", () => {
           process.stderr.write("young " + flag + " " + answered + "\\n")
         }
         return set(flag)
-      }\n`,
+      }`,
     )
-    return recorder
-  }
   const growthFlags = (stderr: string) => stderr.match(/^growth .*$/gm) ?? []
   const youngFlags = (stderr: string) =>
     (stderr.match(/^young .*$/gm) ?? []).filter((flag, at, all) => flag !== all[at - 1])
@@ -221,24 +227,17 @@ describe("the executable's heap", () => {
    * come by then and how many folders were watched; with HEAP_BALLAST_MB, keeps that many
    * megabytes alive from the start, as a large catalog would.
    */
-  const gcRecorder = async () => {
-    const recorder = path.join(home, "gc-calls.cjs")
-    await fs.writeFile(
-      recorder,
-      `const vm = require("node:vm")
-      const nodeFs = require("node:fs")
+  const gcRecorder = () =>
+    preload(
+      "gc-calls.cjs",
+      `${countWatches}
+      const vm = require("node:vm")
       const run = vm.runInNewContext
-      const watch = nodeFs.watch
       let initialized = false
-      let watches = 0
       const emit = process.stdin.emit
       process.stdin.emit = function (event, ...rest) {
         if (event === "data" && String(rest[0]).includes("notifications/initialized")) initialized = true
         return emit.call(this, event, ...rest)
-      }
-      nodeFs.watch = function (...args) {
-        watches++
-        return watch.apply(this, args)
       }
       vm.runInNewContext = function (code, ...rest) {
         const value = run.call(this, code, ...rest)
@@ -249,10 +248,8 @@ describe("the executable's heap", () => {
         }
       }
       const ballast = Number(process.env.HEAP_BALLAST_MB ?? 0)
-      globalThis.heapBallast = Array.from({ length: ballast }, () => new Array(131072).fill(0.5))\n`,
+      globalThis.heapBallast = Array.from({ length: ballast }, () => new Array(131072).fill(0.5))`,
     )
-    return recorder
-  }
   const gcCalls = (stderr: string) => stderr.match(/^gc .*$/gm) ?? []
 
   it("collects once as the handshake completes when the heap is large, before the start-up work", async () => {
