@@ -113,13 +113,13 @@ export interface IdleGcState {
 
 /**
  * Returns the look to run every CHECK_MS: it collects (and answers true) when the server is
- * idle and a collection is worth it (see above). `collect` is the isolate's `gc()` by default.
+ * idle and a collection is worth it (see above). `collect` answers the isolate's `gc()` by
+ * default (obtained once per process), or null when it cannot be had.
  */
 export const idleCollector = (
   state: IdleGcState,
   collect: () => (() => void) | null = isolateGc,
 ): (() => boolean) => {
-  let gc: (() => void) | null | undefined
   let collectedAt = 0
   /** Heap in use after the last collection; none yet: everything since the start is growth. */
   let baseline = 0
@@ -136,7 +136,7 @@ export const idleCollector = (
     lastSeen = received
     lastHeap = heap
     if (!idle || (received - collectedAt < BURST_REQUESTS && heap - baseline < GROWTH_BYTES)) return false
-    if (gc === undefined) gc = collect()
+    const gc = collect()
     if (gc === null) return false
     gc()
     collectedAt = received

@@ -522,23 +522,21 @@ export const serve = (io: {
     /** Work in the background holds back for a request waiting for its answer (see `sliced`). */
     const inBackground = Effect.locally(RequestWait, () => transport.oldestWaitMs())
 
+    /** The handshake is done (the client's `notifications/initialized`), or a second has passed. */
+    const handshakeDone = made.initialized.pipe(Effect.timeoutOption("1 second"))
+    const heapUsed = () => getHeapStatistics().used_heap_size
+
     // One full collection as the handshake completes, before the work in the background below
     // begins, when the heap is large (src/IdleGc.ts). Forked first, it runs first.
     if (io.idleGc === true) {
-      yield* made.initialized.pipe(
-        Effect.timeoutOption("1 second"),
-        Effect.zipRight(Effect.sync(() => collectAtHandshake(() => getHeapStatistics().used_heap_size))),
+      yield* handshakeDone.pipe(
+        Effect.zipRight(Effect.sync(() => collectAtHandshake(heapUsed))),
         Effect.forkScoped,
       )
     }
 
     // The search index is built once the handshake is done, in slices, before a query needs it.
-    yield* made.initialized.pipe(
-      Effect.timeoutOption("1 second"),
-      Effect.zipRight(catalog.warmSearch),
-      inBackground,
-      Effect.forkScoped,
-    )
+    yield* handshakeDone.pipe(Effect.zipRight(catalog.warmSearch), inBackground, Effect.forkScoped)
 
     if (settings.watch) {
       const watcher = yield* Watcher
@@ -572,8 +570,7 @@ export const serve = (io: {
       hooks.subscribed = followChanges
       // Watches are set up once the handshake is done (or a second has passed), not before
       // the answer to `initialize`; the check that follows them covers the time until then.
-      yield* made.initialized.pipe(
-        Effect.timeoutOption("1 second"),
+      yield* handshakeDone.pipe(
         Effect.zipRight(syncWatches),
         catalog.whileWatchesStart,
         inBackground,
@@ -600,7 +597,7 @@ export const serve = (io: {
       const collectWhenIdle = idleCollector({
         received: () => transport.received,
         pending: () => transport.pending,
-        heapUsed: () => getHeapStatistics().used_heap_size,
+        heapUsed,
         startingUp: catalog.startingUp,
       })
       yield* Effect.sync(collectWhenIdle).pipe(
