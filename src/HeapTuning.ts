@@ -1,6 +1,6 @@
 /**
  * HeapTuning: the V8 heap settings of the executable, and how the heap may grow during
- * start-up.
+ * start-up; and how soon V8 optimizes a function once start-up is over (`endStartUp`).
  *
  * Once started, the server keeps V8's young generation at the size it has reached and has the
  * old one grow by 30% between full collections (instead of V8's own factor): its live data is
@@ -31,8 +31,9 @@
  * generation's growth at its first step and leaves the old one's to V8: it exits once done.
  *
  * Only the executable changes V8's flags (the launcher before the bundle compiles, `manageHeap`
- * from bin.ts once it has loaded), and not when the user gave Node flags of the same kind
- * (`*semi-space*`, `--heap-growing-percent`); the library leaves them alone. This module uses
+ * from bin.ts once it has loaded, the idle collector as start-up ends), and not when the user
+ * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`,
+ * `--interrupt-budget`); the library leaves them alone. This module uses
  * only Node's own modules: the launcher imports it.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
@@ -140,9 +141,53 @@ export const beginFirstScan = (): void => {
  * the handshake (see the README's Performance section).
  */
 export const endStartUp = (): void => {
+  optimizeLater()
   const now = flagsNow()
   if (now === undefined || now[1] !== START_UP_GROWTH) return
   setFlags(now[0], OLD_GROWTH)
+}
+
+/**
+ * V8's bytecode budget between a function's checks for optimization, as a start has it, and
+ * once start-up is over: ten times as much, so that a function is optimized only after running
+ * ten times as long. Only for V8 11.3 (Node 20), whose default the first is: V8 rejects a code
+ * cache made under other flags than a start has, so the start's value must be known to make one
+ * after start-up (`underStartFlags`), and later V8s have other defaults (and Maglev, a faster
+ * optimizing tier between); there V8 keeps its own.
+ *
+ * Why: once at rest, the code that handles requests (Effect's fiber runtime, the SDK's zod
+ * parsing, the tools) was not hot enough during start-up to be optimized, and V8 optimized it
+ * during the first few hundred requests, on a helper thread, about 50 functions in the first
+ * 400 `get_skill` calls at 10,000 skills (88 ms of compiling, up to 12 ms for one function).
+ * On a machine of two cores that thread takes a core from the server or its client, and the
+ * slowest calls were those that met a compile. With the larger budget, 41 functions (50 ms),
+ * and the p99 of the bench's calls at rest fell (see the README's Performance section); start-up
+ * keeps V8's budget, for its scan. Not optimizing at all after start-up (`--max-opt=1`) removed
+ * every compile but made a search at 50,000 skills three times as slow (p50 4.1 ms against 1.3).
+ */
+const START_BUDGET = "--interrupt-budget=67584"
+const REST_BUDGET = "--interrupt-budget=675840"
+/** The V8 whose default budget is START_BUDGET. */
+const BUDGET_V8 = /^11\.3\./
+
+/** The budget set once start-up is over, if any: a global both copies of this module see. */
+const BUDGET_NOW = Symbol.for("skills-mcp/interruptBudget")
+
+const budgetNow = (): string | undefined => {
+  const budget: unknown = Reflect.get(globalThis, BUDGET_NOW)
+  return typeof budget === "string" ? budget : undefined
+}
+
+/** Whether `optimizeLater` has run in this copy of the module (`endStartUp` runs at every look). */
+let budgetDecided = false
+
+/** Start-up is over: functions are optimized after ten times V8's budget (once per process). */
+const optimizeLater = (): void => {
+  if (budgetDecided) return
+  budgetDecided = true
+  if (!BUDGET_V8.test(process.versions.v8) || userGaveNodeFlag(/interrupt[-_]budget/)) return
+  setFlagsFromString(REST_BUDGET)
+  Reflect.set(globalThis, BUDGET_NOW, REST_BUDGET)
 }
 
 /**
@@ -152,12 +197,15 @@ export const endStartUp = (): void => {
  * grow the young generation once more; nothing shrinks it back.)
  */
 export const underStartFlags = <A>(make: () => A): A => {
-  const now = flagsNow()
-  if (!tuneHeap()) return make()
+  const heap = flagsNow()
+  const budget = budgetNow()
+  const tuned = tuneHeap()
+  if (budget !== undefined) setFlagsFromString(START_BUDGET)
   try {
     return make()
   } finally {
-    if (now !== undefined) setFlags(...now)
+    if (tuned && heap !== undefined) setFlags(...heap)
+    if (budget !== undefined) setFlagsFromString(budget)
   }
 }
 

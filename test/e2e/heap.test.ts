@@ -2,7 +2,8 @@
  * The executable's heap (src/HeapTuning.ts): V8's young generation grows as V8 grows it while
  * the bundle loads and the first scan runs, and keeps its size after; the old one grows by V8's
  * factor while the bundle loads, by 100% from the first scan until the start-up work is over,
- * and by 30% after; flags the user gives Node about the heap are left to V8.
+ * and by 30% after; flags the user gives Node about the heap are left to V8. Once the start-up
+ * work is over, V8 (Node 20's) optimizes a function only after ten times its budget.
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs/promises"
@@ -112,8 +113,9 @@ describe("the executable's heap", () => {
 
   /**
    * Loaded with --require: reports every flag the process sets about the old generation's
-   * growth, whether it had answered anything by then and how many folders it watched, and every
-   * flag about the young generation's growth, whether it had answered anything by then.
+   * growth and about V8's budget for optimizing, whether it had answered anything by then and
+   * how many folders it watched, and every flag about the young generation's growth, whether it
+   * had answered anything by then.
    */
   const growthRecorder = () =>
     preload(
@@ -134,10 +136,14 @@ describe("the executable's heap", () => {
         if (flag.startsWith("--semi-space-growth-factor")) {
           process.stderr.write("young " + flag + " " + answered + "\\n")
         }
+        if (flag.startsWith("--interrupt-budget")) {
+          process.stderr.write("budget " + flag + " " + answered + " " + watches + "\\n")
+        }
         return set(flag)
       }`,
     )
   const growthFlags = (stderr: string) => stderr.match(/^growth .*$/gm) ?? []
+  const budgetFlags = (stderr: string) => stderr.match(/^budget .*$/gm) ?? []
   const youngFlags = (stderr: string) =>
     (stderr.match(/^young .*$/gm) ?? []).filter((flag, at, all) => flag !== all[at - 1])
 
@@ -170,20 +176,27 @@ describe("the executable's heap", () => {
     }
   })
 
-  it("keeps the start-up's growth when the launcher makes a code cache meanwhile", async () => {
-    // A copy of the bin without the build's cache: the launcher makes the user's from V8, under
-    // the flags a start has, here at exit, before the start-up work is over.
-    const dist = path.join(home, "dist-without-cache")
+  /**
+   * A copy of the bin without the build's code cache: the launcher makes the user's from V8,
+   * under the flags a start has. Answers the copy's bin.cjs.
+   */
+  const binWithoutCache = async (name: string) => {
+    const dist = path.join(home, name)
     await fs.mkdir(dist, { recursive: true })
     for (const file of ["bin.cjs", "skills-mcp.cjs"]) {
       await fs.copyFile(path.join(PROJECT, "dist", file), path.join(dist, file))
     }
+    return path.join(dist, "bin.cjs")
+  }
+
+  it("keeps the start-up's growth when the launcher makes a code cache meanwhile", async () => {
+    // The launcher makes the cache here at exit, before the start-up work is over.
     const cacheDir = path.join(home, "growth-cache")
     const run = await runRaw(
       ["--skills-dir", skills, "--no-watch"],
       [initializeLine(1)],
       { HOME: home, SKILLS_MCP_CACHE_DIR: cacheDir, NODE_OPTIONS: `--require ${await growthRecorder()}` },
-      { bin: path.join(dist, "bin.cjs") },
+      { bin: await binWithoutCache("dist-without-cache") },
     )
     expect(run.code).toBe(0)
     expect((await fs.readdir(cacheDir)).filter((name) => name.endsWith(".v8cache"))).toHaveLength(1)
@@ -201,6 +214,94 @@ describe("the executable's heap", () => {
       "young --semi-space-growth-factor=2 true",
       "young --semi-space-growth-factor=1 true",
     ])
+  })
+
+  /** Node 20's V8, the one whose budget the server changes once the start-up work is over. */
+  const budgetChanges = process.versions.v8.startsWith("11.3.")
+  /** The budget flags set, without the number of folders watched; consecutive repeats once. */
+  const budgetsSet = (stderr: string) =>
+    budgetFlags(stderr)
+      .map((flag) => flag.split(" ").slice(1, 3).join(" "))
+      .filter((flag, at, all) => flag !== all[at - 1])
+
+  it("has V8 optimize a function only after ten times its budget once the start-up work is over (Node 20)", async () => {
+    const server = await startServer(["--skills-dir", skills], {
+      env: { HOME: home, SKILLS_MCP_COMPILE_CACHE: "0", NODE_OPTIONS: `--require ${await growthRecorder()}` },
+    })
+    try {
+      // The same look at the server sets it and ends the old generation's faster growth.
+      await eventually(() =>
+        expect(growthFlags(server.stderr()).at(-1)).toMatch(/^growth --heap-growing-percent=30 true/),
+      )
+      expect(budgetsSet(server.stderr())).toEqual(budgetChanges ? ["--interrupt-budget=675840 true"] : [])
+      // Not before every skill folder and the root were watched.
+      for (const flag of budgetFlags(server.stderr())) {
+        expect(Number(flag.split(" ").at(-1))).toBeGreaterThanOrEqual(SKILLS + 1)
+      }
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("makes a code cache after the start-up work under the start's budget, and the next start takes it", async () => {
+    const bin = await binWithoutCache("dist-budget")
+    const cacheDir = path.join(home, "budget-cache")
+    const cacheFiles = async () =>
+      (await fs.readdir(cacheDir).catch(() => [])).filter((name) => name.endsWith(".v8cache"))
+    // A few skills: the start-up work is over well before the launcher makes the cache, 1.5 s
+    // after the launch (src/launch.ts).
+    const server = await startServer(["--skills-dir", path.join(PROJECT, "fixtures", "valid")], {
+      bin,
+      env: {
+        HOME: home,
+        SKILLS_MCP_CACHE_DIR: cacheDir,
+        NODE_OPTIONS: `--require ${await growthRecorder()}`,
+      },
+    })
+    try {
+      await eventually(async () => expect(await cacheFiles()).toHaveLength(1))
+      // Made under the start's budget (V8's own), then the server's is put back.
+      expect(budgetsSet(server.stderr())).toEqual(
+        budgetChanges
+          ? [
+              "--interrupt-budget=675840 true",
+              "--interrupt-budget=67584 true",
+              "--interrupt-budget=675840 true",
+            ]
+          : [],
+      )
+    } finally {
+      await server.close()
+    }
+    const [file] = await cacheFiles()
+    const made = await fs.stat(path.join(cacheDir, file ?? ""))
+    // V8 rejects a cache made under other flags than a start has, and the launcher then writes
+    // another (here at exit): the same file means the next start took it.
+    const run = await runRaw(
+      ["--skills-dir", skills, "--no-watch"],
+      [initializeLine(1)],
+      { HOME: home, SKILLS_MCP_CACHE_DIR: cacheDir },
+      { bin },
+    )
+    expect(run.code).toBe(0)
+    expect(await cacheFiles()).toEqual([file])
+    const after = await fs.stat(path.join(cacheDir, file ?? ""))
+    expect([after.ino, after.mtimeMs]).toEqual([made.ino, made.mtimeMs])
+  })
+
+  it("leaves V8's budget alone when the user gives Node a budget", async () => {
+    const server = await startServer(["--skills-dir", path.join(PROJECT, "fixtures", "valid")], {
+      nodeFlags: ["--interrupt-budget=100000"],
+      env: { HOME: home, SKILLS_MCP_COMPILE_CACHE: "0", NODE_OPTIONS: `--require ${await growthRecorder()}` },
+    })
+    try {
+      await eventually(() =>
+        expect(growthFlags(server.stderr()).at(-1)).toMatch(/^growth --heap-growing-percent=30 true/),
+      )
+      expect(budgetFlags(server.stderr())).toEqual([])
+    } finally {
+      await server.close()
+    }
   })
 
   it("sets no growth of its own for the old generation when the user gives Node flags about it", async () => {

@@ -46,11 +46,15 @@ export const startServer = async (
     readonly clientName?: string
     /** Capabilities the client declares (e.g. the Skills extension). */
     readonly capabilities?: ClientCapabilities
+    /** Flags for Node itself, before the bin (those NODE_OPTIONS does not take). */
+    readonly nodeFlags?: ReadonlyArray<string>
+    /** Another copy of the bin (default: dist/bin.cjs). */
+    readonly bin?: string
   } = {},
 ): Promise<RunningServer> => {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, ...args],
+    args: [...(options.nodeFlags ?? []), options.bin ?? BIN, ...args],
     stderr: "pipe",
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: { PATH: process.env.PATH ?? "", ...options.env },
