@@ -22,7 +22,9 @@
  * only), with the number of calls when it is not the client's. What it leaves out: the pipes,
  * the client's own work, waiting for a core, and the server's own wait before its JavaScript
  * saw the request (a read to wake up for, a collection or a timer under way). Percentiles of
- * the two do not subtract: the slowest calls in the server need not be the slowest seen.
+ * the two do not subtract: the slowest calls in the server need not be the slowest seen. The
+ * client's own full collections that began during each series are counted: the calls they
+ * overlap count them too.
  *
  * Usage: npm run bench [-- --sizes 10,1000,10000] [--with-50k] [--reps 5] [--iterations 200]
  *                      [--json results.json] [--node-flags=--heap-growing-percent=0]
@@ -31,6 +33,7 @@ import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -189,15 +192,28 @@ const idPicker = (ids) => {
 /** The monotonic clock test/bench/server-clock.cjs stamps with, in microseconds. */
 const clockNow = () => Number(process.hrtime.bigint() / 1000n)
 
+/** When this process's full collections began (performance.now()). */
+const clientFullGcs = []
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries())
+    if (entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) clientFullGcs.push(entry.startTime)
+}).observe({ entryTypes: ["gc"] })
+
 /**
  * Latencies of `count` calls made one after another, as the client sees them; with the window
- * they were made in (on the server clock's time line), to find them in the server's stamps.
+ * they were made in (on the server clock's time line), to find them in the server's stamps, and
+ * the number of full collections of this process's own that began meanwhile: not the
+ * server's time, though the calls they overlap count it (one of 2 to 7 ms, with the corpora's
+ * ids and the results this process holds, coincided with the slowest call of a series in runs
+ * at 1,000 and 10,000 skills).
  */
 const latencies = async (count, work) => {
   const samples = []
   const from = clockNow()
+  const started = performance.now()
   for (let index = 0; index < count; index++) samples.push((await time(() => work(index))).ms)
-  return { ...percentiles(samples), window: [from, clockNow()] }
+  const clientFullGcsDuring = clientFullGcs.filter((at) => at >= started).length
+  return { ...percentiles(samples), window: [from, clockNow()], clientFullGcsDuring }
 }
 
 /** The server clock's stamps (test/bench/server-clock.cjs), if the server wrote them at exit. */
@@ -502,6 +518,10 @@ const table = (results, floor) => {
     [IN_SERVER, (r) => inServer(r.get)],
     ["skills/get p50/p95/p99 ms", (r) => triple(r.skillsGet)],
     [IN_SERVER, (r) => inServer(r.skillsGet)],
+    [
+      "client's own full collections in the four above",
+      (r) => [r.list, r.search, r.get, r.skillsGet].map((x) => x.clientFullGcsDuring ?? "-").join(" / "),
+    ],
     ["floor: bare SDK server get_skill p50/p95/p99 ms", (r) => triple(r.floorGet)],
     [
       "  get_skill / floor at p50 / p99",
