@@ -9,6 +9,8 @@
  *     and, for each corpus, the latency of its `get_skill` (one `readFile` per call);
  *   - a frontmatter-only scan of the same corpus in plain Node (test/bench/floor-scan.mjs).
  * The floors' starts and scans are interleaved with our warm starts, one of each in turn.
+ * Each corpus is measured by a process of its own (this script with --one-size), so that its
+ * client's heap holds nothing from the corpora measured before.
  * Every child gets a minimal environment (PATH, HOME, and for our server a private code-cache
  * folder): variables such as NODE_EXTRA_CA_CERTS add tens of milliseconds to every start.
  * "first start" has an empty code cache of its own and uses the build's (what a fresh HOME
@@ -54,6 +56,8 @@ const { values: options } = parseArgs({
     "no-build": { type: "boolean", default: false },
     /** Node flags for our server, e.g. "--heap-growing-percent=0" for V8's heap defaults. */
     "node-flags": { type: "string", default: "" },
+    /** Internal: measure this one corpus (generated already) and write its result to --json. */
+    "one-size": { type: "string" },
   },
 })
 const SIZES = [
@@ -568,6 +572,50 @@ const table = (results, floor) => {
 
 // ---------------------------------------------------------------------------------------
 
+/**
+ * Measures one corpus in a process of its own (this script with --one-size): the client's
+ * figures for a corpus must not depend on the corpora measured before it. In one process, what
+ * those left in the client's heap had it make full collections of its own during the series of
+ * calls at 10,000 skills (two during the 200 `list_skills` calls, each marked incrementally in
+ * steps of up to 3 ms and finished in a pause of 2 to 6 ms), where a process measuring 10,000
+ * skills alone made none in 1,000 calls of each kind.
+ */
+const measureInChild = (size) =>
+  new Promise((resolve, reject) => {
+    const file = path.join(WORK, `result-${size}-${process.pid}.json`)
+    const child = spawn(
+      process.execPath,
+      [
+        fileURLToPath(import.meta.url),
+        "--one-size",
+        String(size),
+        "--json",
+        file,
+        "--reps",
+        String(REPS),
+        "--iterations",
+        String(ITERATIONS),
+        `--node-flags=${options["node-flags"]}`,
+      ],
+      { stdio: ["ignore", "ignore", "inherit"] },
+    )
+    child.on("error", reject)
+    child.on("exit", (code) => {
+      if (code !== 0) return reject(new Error(`measuring ${count(size)} skills: exit ${code}`))
+      const result = JSON.parse(fs.readFileSync(file, "utf8"))
+      fs.rmSync(file, { force: true })
+      resolve(result)
+    })
+  })
+
+/** In the child: one corpus, with the parent's copy of the bin. */
+const measureOne = async (size) => {
+  fs.mkdirSync(home, { recursive: true })
+  const corpus = path.join(WORK, `corpus-${size}`)
+  const result = await measureSize(size, corpus, ensureCorpus(corpus, size))
+  fs.writeFileSync(options.json, JSON.stringify(result))
+}
+
 const main = async () => {
   fs.mkdirSync(home, { recursive: true })
   if (!options["no-build"]) {
@@ -600,7 +648,7 @@ const main = async () => {
   const results = []
   for (const size of SIZES) {
     log(`measuring ${count(size)} skills`)
-    results.push(await measureSize(size, corpora[size], ids[size]))
+    results.push(await measureInChild(size))
   }
   process.stdout.write(`${table(results, floor)}\n`)
   log(
@@ -613,4 +661,5 @@ const main = async () => {
     fs.writeFileSync(options.json, JSON.stringify({ floor, results, loadavg: os.loadavg() }, null, 2))
 }
 
-await main()
+if (options["one-size"] === undefined) await main()
+else await measureOne(Number(options["one-size"]))
