@@ -66,6 +66,8 @@ const userTunesHeap = (): boolean => userGaveNodeFlag(/semi[-_]space|heap[-_]gro
 /** The young generation's semi-spaces at which the first scan stops their growth. */
 const SCAN_SEMI_SPACE_BYTES = 2 * 1024 * 1024
 
+/** Whether this process is the executable (`manageHeap` ran): only it changes V8's flags. */
+let executable = false
 /** Whether this process manages the heap and the catalog's first scan has not begun yet. */
 let managed = false
 /** Whether the young generation may still grow: until the first scan stops it. */
@@ -108,6 +110,7 @@ export const tuneHeap = (): boolean => {
  * are about the heap.
  */
 export const manageHeap = (): void => {
+  executable = true
   managed = tuneHeap()
   growing = managed
 }
@@ -157,10 +160,10 @@ export const endStartUp = (): void => {
  *
  * Why: once at rest, the code that handles requests (Effect's fiber runtime, the SDK's zod
  * parsing, the tools) was not hot enough during start-up to be optimized, and V8 optimized it
- * during the first few hundred requests, on a helper thread, about 50 functions in the first
- * 400 `get_skill` calls at 10,000 skills (88 ms of compiling, up to 12 ms for one function).
+ * during the first few hundred requests, on a helper thread: 53 compiles in the first 400
+ * `get_skill` calls at 10,000 skills (88 ms of compiling, up to 12 ms for one function).
  * On a machine of two cores that thread takes a core from the server or its client, and the
- * slowest calls were those that met a compile. With the larger budget, 41 functions (50 ms),
+ * slowest calls were those that met a compile. With the larger budget, 41 compiles (50 ms),
  * and the p99 of the bench's calls at rest fell (see the README's Performance section); start-up
  * keeps V8's budget, for its scan. Not optimizing at all after start-up (`--max-opt=1`) removed
  * every compile but made a search at 50,000 skills three times as slow (p50 4.1 ms against 1.3).
@@ -183,7 +186,7 @@ let budgetDecided = false
 
 /** Start-up is over: functions are optimized after ten times V8's budget (once per process). */
 const optimizeLater = (): void => {
-  if (budgetDecided) return
+  if (!executable || budgetDecided) return
   budgetDecided = true
   if (!BUDGET_V8.test(process.versions.v8) || userGaveNodeFlag(/interrupt[-_]budget/)) return
   setFlagsFromString(REST_BUDGET)

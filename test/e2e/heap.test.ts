@@ -260,16 +260,12 @@ describe("the executable's heap", () => {
     })
     try {
       await eventually(async () => expect(await cacheFiles()).toHaveLength(1))
-      // Made under the start's budget (V8's own), then the server's is put back.
-      expect(budgetsSet(server.stderr())).toEqual(
-        budgetChanges
-          ? [
-              "--interrupt-budget=675840 true",
-              "--interrupt-budget=67584 true",
-              "--interrupt-budget=675840 true",
-            ]
-          : [],
-      )
+      // Made under the start's budget (V8's own) after the start-up work, then the server's is
+      // put back; on a slow machine the cache may come first (test/HeapTuning.test.ts checks
+      // the flags around it either way).
+      const rest = "--interrupt-budget=675840 true"
+      const orders = budgetChanges ? [[rest, "--interrupt-budget=67584 true", rest], [rest]] : [[]]
+      await eventually(() => expect(orders).toContainEqual(budgetsSet(server.stderr())))
     } finally {
       await server.close()
     }
