@@ -1,6 +1,6 @@
 /**
  * HeapTuning: the V8 heap settings of the executable, and how the heap may grow during
- * start-up; and how soon V8 optimizes a function once start-up is over (`endStartUp`).
+ * start-up; and how soon V8 optimizes a function once the handshake is done (`optimizeLater`).
  *
  * Once started, the server keeps V8's young generation at the size it has reached and has the
  * old one grow by 30% between full collections (instead of V8's own factor): its live data is
@@ -144,7 +144,6 @@ export const beginFirstScan = (): void => {
  * the handshake (see the README's Performance section).
  */
 export const endStartUp = (): void => {
-  optimizeLater()
   const now = flagsNow()
   if (now === undefined || now[1] !== START_UP_GROWTH) return
   setFlags(now[0], OLD_GROWTH)
@@ -152,28 +151,30 @@ export const endStartUp = (): void => {
 
 /**
  * V8's bytecode budget between a function's checks for optimization, as a start has it, and
- * once start-up is over: ten times as much, so that a function is optimized only after running
- * ten times as long. Only for V8 11.3 (Node 20), whose default the first is: V8 rejects a code
- * cache made under other flags than a start has, so the start's value must be known to make one
- * after start-up (`underStartFlags`), and later V8s have other defaults (and Maglev, a faster
- * optimizing tier between); there V8 keeps its own.
+ * once the handshake is done (the first scan over): ten times as much, so that a function is
+ * optimized only after running ten times as long. Only for V8 11.3 (Node 20), whose default the
+ * first is: V8 rejects a code cache made under other flags than a start has, so the start's
+ * value must be known to make one later (`underStartFlags`), and later V8s have other defaults
+ * (and Maglev, a faster optimizing tier between); there V8 keeps its own.
  *
- * Why: once at rest, the code that handles requests (Effect's fiber runtime, the SDK's zod
- * parsing, the tools) was not hot enough during start-up to be optimized, and V8 optimized it
- * during the first few hundred requests, on a helper thread: 53 compiles in the first 400
- * `get_skill` calls at 10,000 skills (88 ms of compiling, up to 12 ms for one function).
- * On a machine of two cores that thread takes a core from the server or its client, and the
- * slowest calls were those that met a compile. With the larger budget, 41 compiles (50 ms),
- * and the p99 of the bench's calls at rest fell (see the README's Performance section); start-up
- * keeps V8's budget, for its scan. Not optimizing at all after start-up (`--max-opt=1`) removed
- * every compile but made a search at 50,000 skills three times as slow (p50 4.1 ms against 1.3).
+ * Why: the code that handles requests (Effect's fiber runtime, the SDK's zod parsing, the
+ * tools) is not hot enough during start-up to be optimized, and V8 optimized it during the first
+ * few hundred requests, on a helper thread: 53 compiles in the first 400 `get_skill` calls at
+ * rest at 10,000 skills (88 ms of compiling, up to 12 ms for one function). On a machine of two
+ * cores that thread takes a core from the server or its client, and the slowest calls were
+ * those that met a compile. With the larger budget from the end of start-up, 41 compiles (50
+ * ms), and the p99 of the bench's calls at rest fell; from the handshake on, the calls made
+ * while the start-up work runs (the search index, the watches) gained too (see the README's
+ * Performance section). The scan keeps V8's budget. Not optimizing at all after start-up
+ * (`--max-opt=1`) removed every compile but made a search at 50,000 skills three times as slow
+ * (p50 4.1 ms against 1.3).
  */
 const START_BUDGET = "--interrupt-budget=67584"
 const REST_BUDGET = "--interrupt-budget=675840"
 /** The V8 whose default budget is START_BUDGET. */
 const BUDGET_V8 = /^11\.3\./
 
-/** The budget set once start-up is over, if any: a global both copies of this module see. */
+/** The budget set at the handshake, if any: a global both copies of this module see. */
 const BUDGET_NOW = Symbol.for("skills-mcp/interruptBudget")
 
 const budgetNow = (): string | undefined => {
@@ -181,11 +182,14 @@ const budgetNow = (): string | undefined => {
   return typeof budget === "string" ? budget : undefined
 }
 
-/** Whether `optimizeLater` has run in this copy of the module (`endStartUp` runs at every look). */
+/** Whether `optimizeLater` has run in this copy of the module. */
 let budgetDecided = false
 
-/** Start-up is over: functions are optimized after ten times V8's budget (once per process). */
-const optimizeLater = (): void => {
+/**
+ * The handshake is done: from now on functions are optimized after ten times V8's budget (once
+ * per process, in the executable only).
+ */
+export const optimizeLater = (): void => {
   if (!executable || budgetDecided) return
   budgetDecided = true
   if (!BUDGET_V8.test(process.versions.v8) || userGaveNodeFlag(/interrupt[-_]budget/)) return

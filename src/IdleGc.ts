@@ -19,7 +19,7 @@
  * It never runs while requests are in flight, but one that arrives during it waits: a
  * collection took 25 to 32 ms at 10,000 skills (11 ms at 10). Looking costs a read of the
  * heap's size every CHECK_MS, idle or not. The first look after start-up also ends the faster
- * growth of the old generation during it, and has V8 optimize functions later (`endStartUp`).
+ * growth of the old generation during it (`endStartUp`).
  * Only the executable runs this (`serve({ idleGc: true })`): it acts on the whole process.
  */
 import { setFlagsFromString } from "node:v8"
@@ -130,7 +130,7 @@ export const idleCollector = (
     const heap = state.heapUsed()
     const startingUp = state.startingUp()
     // Start-up is over: the old generation grows by 30% again (src/HeapTuning.ts), so the limit
-    // the collection below sets is made with it; V8 optimizes functions later.
+    // the collection below sets is made with it.
     if (!startingUp) endStartUp()
     const idle = received === lastSeen && state.pending() === 0 && heap - lastHeap < CALM_BYTES && !startingUp
     lastSeen = received

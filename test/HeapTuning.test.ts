@@ -1,7 +1,7 @@
 /**
- * V8's budget for optimizing once start-up is over (src/HeapTuning.ts), with V8's flags
- * recorded instead of set: ten times V8 11.3's once the start-up work is over, in the executable
- * only, and V8's own while a code cache is made.
+ * V8's budget for optimizing (src/HeapTuning.ts), with V8's flags recorded instead of set: ten
+ * times V8 11.3's once the handshake is done, in the executable only, and V8's own while a code
+ * cache is made.
  */
 import { beforeEach, describe, expect, it, vi } from "vitest"
 
@@ -30,25 +30,25 @@ beforeEach(() => {
 })
 
 describe("V8's budget for optimizing", () => {
-  it("is ten times V8's once start-up is over, set once", async () => {
-    const { endStartUp, manageHeap } = await heapTuning()
+  it("is ten times V8's once the handshake is done, set once", async () => {
+    const { manageHeap, optimizeLater } = await heapTuning()
     manageHeap()
     expect(budgets()).toEqual([])
-    endStartUp()
-    endStartUp()
+    optimizeLater()
+    optimizeLater()
     expect(budgets()).toEqual(budgetChanges ? ["--interrupt-budget=675840"] : [])
   })
 
   it("is left to V8 outside the executable (the library)", async () => {
-    const { endStartUp } = await heapTuning()
-    endStartUp()
+    const { optimizeLater } = await heapTuning()
+    optimizeLater()
     expect(budgets()).toEqual([])
   })
 
-  it("is V8's own while a code cache is made after start-up, then the server's again", async () => {
-    const { endStartUp, manageHeap, underStartFlags } = await heapTuning()
+  it("is V8's own while a code cache is made after the handshake, then the server's again", async () => {
+    const { manageHeap, optimizeLater, underStartFlags } = await heapTuning()
     manageHeap()
-    endStartUp()
+    optimizeLater()
     let whileMade: Array<string> = []
     const made = underStartFlags(() => {
       whileMade = budgets()
@@ -60,7 +60,7 @@ describe("V8's budget for optimizing", () => {
     expect(budgets()).toEqual(budgetChanges ? [rest, "--interrupt-budget=67584", rest] : [])
   })
 
-  it("is V8's own while a code cache is made before the start-up work is over", async () => {
+  it("is V8's own while a code cache is made before the handshake", async () => {
     const { manageHeap, underStartFlags } = await heapTuning()
     manageHeap()
     underStartFlags(() => "cache")

@@ -39,6 +39,7 @@ import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
 import { echo } from "../Errors.js"
 import { RequestWait } from "../EventLoop.js"
+import { optimizeLater } from "../HeapTuning.js"
 import { collectAtHandshake, CHECK_MS as IDLE_CHECK_MS, idleCollector } from "../IdleGc.js"
 import type { Loader } from "../instructions.js"
 import { usageGuide, withCatalog } from "../instructions.js"
@@ -527,10 +528,16 @@ export const serve = (io: {
     const heapUsed = () => getHeapStatistics().used_heap_size
 
     // One full collection as the handshake completes, before the work in the background below
-    // begins, when the heap is large (src/IdleGc.ts). Forked first, it runs first.
+    // begins, when the heap is large (src/IdleGc.ts), and V8 optimizes later from then on
+    // (src/HeapTuning.ts). Forked first, it runs first.
     if (io.idleGc === true) {
       yield* handshakeDone.pipe(
-        Effect.zipRight(Effect.sync(() => collectAtHandshake(heapUsed))),
+        Effect.zipRight(
+          Effect.sync(() => {
+            collectAtHandshake(heapUsed)
+            optimizeLater()
+          }),
+        ),
         Effect.forkScoped,
       )
     }
