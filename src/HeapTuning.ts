@@ -31,7 +31,8 @@
  * generation's growth at its first step and leaves the old one's to V8: it exits once done.
  *
  * Only the executable changes V8's flags (the launcher before the bundle compiles, `manageHeap`
- * from bin.ts once it has loaded, the idle collector as start-up ends), and not when the user
+ * from bin.ts once it has loaded, the server at the handshake and its idle collector as start-up
+ * ends), and not when the user
  * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`,
  * `--interrupt-budget`); the library leaves them alone. This module uses
  * only Node's own modules: the launcher imports it.
