@@ -183,17 +183,13 @@ const budgetNow = (): string | undefined => {
   return typeof budget === "string" ? budget : undefined
 }
 
-/** Whether `optimizeLater` has run in this copy of the module. */
-let budgetDecided = false
-
 /**
  * The handshake is done: from now on functions are optimized after ten times V8's budget (once
  * per process, in the executable only).
  */
 export const optimizeLater = (): void => {
-  if (!executable || budgetDecided) return
-  budgetDecided = true
-  if (!BUDGET_V8.test(process.versions.v8) || userGaveNodeFlag(/interrupt[-_]budget/)) return
+  if (!executable || budgetNow() !== undefined || !BUDGET_V8.test(process.versions.v8)) return
+  if (userGaveNodeFlag(/interrupt[-_]budget/)) return
   setFlagsFromString(REST_BUDGET)
   Reflect.set(globalThis, BUDGET_NOW, REST_BUDGET)
 }

@@ -102,14 +102,20 @@ describe("the executable's heap", () => {
     await fs.writeFile(file, `${source}\n`)
     return file
   }
-  /** Preload source: `watches` counts the folders the server has watched so far. */
-  const countWatches = `const nodeFs = require("node:fs")
-      const watch = nodeFs.watch
+  /**
+   * Preload source for both recorders below: `before(target, name, see)` has `see` called with
+   * the arguments of each call of `target[name]`, before it runs; `watches` counts the folders
+   * the server has watched so far.
+   */
+  const preamble = `const before = (target, name, see) => {
+        const original = target[name]
+        target[name] = function (...args) {
+          see(...args)
+          return original.apply(this, args)
+        }
+      }
       let watches = 0
-      nodeFs.watch = function (...args) {
-        watches++
-        return watch.apply(this, args)
-      }`
+      before(require("node:fs"), "watch", () => watches++)`
 
   /**
    * Loaded with --require: reports every flag the process sets about the old generation's
@@ -120,16 +126,12 @@ describe("the executable's heap", () => {
   const growthRecorder = () =>
     preload(
       "growth-flags.cjs",
-      `${countWatches}
-      const v8 = require("node:v8")
-      const set = v8.setFlagsFromString
+      `${preamble}
       let answered = false
-      const write = process.stdout.write
-      process.stdout.write = function (...args) {
+      before(process.stdout, "write", () => {
         answered = true
-        return write.apply(this, args)
-      }
-      v8.setFlagsFromString = (flag) => {
+      })
+      before(require("node:v8"), "setFlagsFromString", (flag) => {
         if (flag.startsWith("--heap-growing-percent")) {
           process.stderr.write("growth " + flag + " " + answered + " " + watches + "\\n")
         }
@@ -139,8 +141,7 @@ describe("the executable's heap", () => {
         if (flag.startsWith("--interrupt-budget")) {
           process.stderr.write("budget " + flag + " " + answered + " " + watches + "\\n")
         }
-        return set(flag)
-      }`,
+      })`,
     )
   const growthFlags = (stderr: string) => stderr.match(/^growth .*$/gm) ?? []
   const budgetFlags = (stderr: string) => stderr.match(/^budget .*$/gm) ?? []
@@ -326,15 +327,13 @@ describe("the executable's heap", () => {
   const gcRecorder = () =>
     preload(
       "gc-calls.cjs",
-      `${countWatches}
+      `${preamble}
       const vm = require("node:vm")
       const run = vm.runInNewContext
       let initialized = false
-      const emit = process.stdin.emit
-      process.stdin.emit = function (event, ...rest) {
-        if (event === "data" && String(rest[0]).includes("notifications/initialized")) initialized = true
-        return emit.call(this, event, ...rest)
-      }
+      before(process.stdin, "emit", (event, chunk) => {
+        if (event === "data" && String(chunk).includes("notifications/initialized")) initialized = true
+      })
       vm.runInNewContext = function (code, ...rest) {
         const value = run.call(this, code, ...rest)
         if (code !== "gc" || typeof value !== "function") return value
