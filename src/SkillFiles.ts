@@ -179,6 +179,8 @@ const CACHED_FOLDERS = 16
 const FOLDER_SETTLED_MS = 2_000
 /** Entries examined (lstat) at a time while walking a folder. */
 const WALK_PAGE = 256
+/** Subfolders a walk reads ahead while it is in an earlier one (the thread pool has four threads). */
+const LOOKAHEAD = 3
 
 const decodePercent = (segment: string): string => {
   try {
@@ -239,6 +241,33 @@ export { mimeTypeOf } from "./MimeTypes.js"
  * of 0.28 to 0.33 in isolation (3,000 reads of a SKILL.md, three runs each; end to end,
  * `get_skill` showed no difference out of the machine's noise).
  */
+/**
+ * The bytes of an open regular file of `size` bytes (as its stat said), read from its start; or,
+ * when it holds more than `limit` bytes (it grew since), how many were read.
+ */
+const readWhole = async (fd: number, size: number, limit: number): Promise<Buffer | number> => {
+  const buffer = Buffer.alloc(Math.min(size, limit) + 1)
+  let length = 0
+  for (;;) {
+    const wanted = buffer.length - length
+    const { bytesRead } = await fsCalls.read(fd, buffer, length, wanted, length)
+    if (bytesRead === 0) break
+    length += bytesRead
+    // A short read of a regular file is its end: no second read to be told so.
+    if (bytesRead < wanted && length === size) break
+    if (length > limit) return length
+    if (length === buffer.length) break
+  }
+  return buffer.subarray(0, length)
+}
+
+/**
+ * How a file of a skill is opened for reading: never through a final link; O_NONBLOCK: opening a
+ * FIFO must not wait for a writer (it is refused once its stat is seen); O_NOCTTY: a terminal
+ * device is never made the process's controlling terminal.
+ */
+const READ_REGULAR = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY
+
 /** On Linux, the path the kernel actually opened (`/proc/self/fd/N`); null elsewhere. */
 const openedPath = (fd: number) => fsCalls.readlink(`/proc/self/fd/${fd}`).catch(() => null)
 
@@ -306,6 +335,18 @@ const skippedError = (error: unknown): boolean => {
 
 /** How a walk reaches a folder: opens it (`openFolder`), or takes one opened already. */
 type FolderOpener = () => Promise<OpenedFolder>
+
+/** A folder opened and read ahead of its walk's visit (see `readAhead`), or as it was opened. */
+type FolderAhead =
+  | {
+      readonly _tag: "Open"
+      readonly access: FolderAccess
+      /** Its names, sorted. */
+      readonly names: Array<string>
+      /** Its first page of entries (`WALK_PAGE` names), examined. */
+      readonly first: Array<FolderEntry>
+    }
+  | Exclude<OpenedFolder, { readonly _tag: "Open" }>
 
 /** The failure to give for a folder that cannot be read now (see `unreadableFolder`). */
 type FailedFolder = (reason: string) => SkillUnreadable
@@ -463,12 +504,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
       return Effect.tryPromise({
         try: async (): Promise<{ readonly content: FileContent; readonly opened: Fingerprint }> => {
-          // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below);
-          // O_NOCTTY: a terminal device is never made the process's controlling terminal.
-          const fd = await fsCalls.open(
-            resolved.real,
-            constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY,
-          )
+          const fd = await fsCalls.open(resolved.real, READ_REGULAR)
           try {
             const [opened, info] = await Promise.all([openedPath(fd), fsCalls.fstat(fd)])
             if (opened !== null && !isInside(resolved.base, opened)) {
@@ -501,30 +537,15 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
                 limit: maxFileBytes,
               })
             }
-            const buffer = Buffer.alloc(Math.min(info.size, maxFileBytes) + 1)
-            let length = 0
-            for (;;) {
-              const wanted = buffer.length - length
-              const { bytesRead } = await fsCalls.read(fd, buffer, length, wanted, length)
-              if (bytesRead === 0) break
-              length += bytesRead
-              // A short read of a regular file is its end: no second read to be told so.
-              if (bytesRead < wanted && length === info.size) break
-              if (length > maxFileBytes) {
-                throw new FileTooLarge({
-                  skillId: skill.id,
-                  path: relative,
-                  size: length,
-                  limit: maxFileBytes,
-                })
-              }
-              if (length === buffer.length) break
+            const bytes = await readWhole(fd, info.size, maxFileBytes)
+            if (typeof bytes === "number") {
+              throw new FileTooLarge({ skillId: skill.id, path: relative, size: bytes, limit: maxFileBytes })
             }
             const content: FileContent = {
               path: relative,
-              size: length,
+              size: bytes.length,
               mimeType: mimeTypeOf(relative),
-              bytes: buffer.subarray(0, length),
+              bytes,
             }
             return { content, opened: fingerprintOf(info) }
           } finally {
@@ -535,6 +556,45 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         },
         catch: ioFailure,
       })
+    }
+
+    /**
+     * A skill's SKILL.md read the short way, on Linux, when it is what it nearly always is: a
+     * regular file (not a link) of the skill folder, within the size limit. It is opened first
+     * (not following a final link); then the kernel's path of what was opened, its stat and the
+     * root's real path are asked for at once. The folder of the opened file is the skill
+     * folder's real path as the open resolved it, and it must be inside the root's, as
+     * `resolve` requires. Three waits for the thread pool instead of four (`resolve`'s real
+     * paths first). Null for anything else, or any failure: `readBytes` then reads it and says
+     * what is wrong. Elsewhere than on Linux, or without /proc, always null.
+     */
+    let openedPaths = PROC_FD
+    const readSkillMdOpened = async (skill: SkillRef): Promise<FileContent | null> => {
+      if (!openedPaths) return null
+      let fd: number
+      try {
+        fd = await fsCalls.open(path.join(skill.dir, SKILL_FILE), READ_REGULAR)
+      } catch {
+        return null
+      }
+      try {
+        const [opened, info, root] = await Promise.all([
+          openedPath(fd),
+          fsCalls.fstat(fd),
+          asyncFs.realpath(skill.root),
+        ])
+        // No /proc to ask (some containers): the long way from now on.
+        if (opened === null) openedPaths = false
+        if (opened === null || root === null || !info.isFile() || info.size > maxFileBytes) return null
+        if (path.basename(opened) !== SKILL_FILE || !isInside(root, path.dirname(opened))) return null
+        const bytes = await readWhole(fd, info.size, maxFileBytes)
+        if (typeof bytes === "number") return null
+        return { path: SKILL_FILE, size: bytes.length, mimeType: mimeTypeOf(SKILL_FILE), bytes }
+      } catch {
+        return null
+      } finally {
+        fsCallback.close(fd, () => undefined)
+      }
     }
 
     /** Reads a text file of the skill; binary files are refused with their size and type. */
@@ -727,9 +787,37 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     }
 
     /**
+     * A folder opened and read ahead of its visit: its sorted names and its first page of
+     * entries examined. A `Skip` or `Failed` folder is as `openFolder` answered. Rejects with
+     * `failed`'s error when its names cannot be read; the folder is then closed.
+     */
+    const readAhead = async (
+      base: string,
+      folder: string,
+      open: FolderOpener,
+      failed: FailedFolder,
+    ): Promise<FolderAhead> => {
+      const opened = await open()
+      if (opened._tag !== "Open") return opened
+      try {
+        const names = await namesIn(folder, opened.access.at, failed)
+        const first = await examine(base, folder, opened.access.at, names.slice(0, WALK_PAGE))
+        return { _tag: "Open", access: opened.access, names, first }
+      } catch (error) {
+        opened.access.close()
+        throw error
+      }
+    }
+
+    /**
      * Walks a folder of the skill depth-first in name order, calling `visit` for each entry
      * with its `/`-separated path; stops when `visit` answers false. Each real folder is read once.
      * Answers whether every entry was visited (false: `visit` stopped it, or folders nest too deep).
+     *
+     * The next few subfolders of a folder are read ahead while the walk is in an earlier one
+     * (`LOOKAHEAD`), so a skill with `references/`, `scripts/` and `assets/` costs the waits for
+     * one folder, not three. The visits stay in order, and a folder read ahead is used only by
+     * the entry it was read for: one reached first another way (a link) is read as before.
      */
     const walk = (
       skill: SkillRef,
@@ -741,41 +829,85 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       open: FolderOpener = () => openFolder(real),
     ): Effect.Effect<boolean, SkillUnreadable> =>
       folderRead(async () => {
-        const visited = new Set<string>()
+        const visited = new Set<string>([real])
         let tooDeep = false
+        const pathOf = (prefix: string, name: string) => (prefix === "" ? name : `${prefix}/${name}`)
         const go = async (
           folder: string,
           prefix: string,
           depth: number,
-          open: FolderOpener,
+          ahead: Promise<FolderAhead>,
         ): Promise<boolean> => {
-          if (visited.has(folder)) return true
-          if (depth >= MAX_LISTING_DEPTH) {
-            tooDeep = true
-            return true
+          const read = await ahead
+          if (read._tag === "Skip") return true
+          if (read._tag === "Failed") throw unreadableFolder(skill, prefix)(read.reason)
+          const { access, names } = read
+          const at = access.at
+          const readEntry = (entry: FolderEntry) => {
+            // A folder found here (not through a link) is opened through this one.
+            const plain = entry.real === childPath(folder, entry.name)
+            const inside = plain && at !== folder ? childPath(at, entry.name) : undefined
+            const failed = unreadableFolder(skill, pathOf(prefix, entry.name))
+            const reading = readAhead(base, entry.real, () => openFolder(entry.real, inside), failed)
+            // Awaited when its folder is visited, or settled and closed if it never is.
+            reading.catch(() => undefined)
+            return reading
           }
-          visited.add(folder)
-          const failed = unreadableFolder(skill, prefix)
-          return inFolder(open, true, failed, async (at) => {
-            const names = await namesIn(folder, at, failed)
+          /** The page's subfolders, in order, and the next one to read ahead. */
+          let queue: Array<FolderEntry> = []
+          let nextAhead = 0
+          const started = new Map<FolderEntry, Promise<FolderAhead>>()
+          const readNextAhead = () => {
+            while (started.size < LOOKAHEAD && nextAhead < queue.length) {
+              const entry = queue[nextAhead++] as FolderEntry
+              if (!visited.has(entry.real)) started.set(entry, readEntry(entry))
+            }
+          }
+          try {
             // A page at a time, so a walk that stops early never examines a whole huge folder.
             for (let start = 0; start < names.length; start += WALK_PAGE) {
-              const entries = await examine(base, folder, at, names.slice(start, start + WALK_PAGE))
+              const entries =
+                start === 0
+                  ? read.first
+                  : await examine(base, folder, at, names.slice(start, start + WALK_PAGE))
+              queue = entries.filter((entry) => entry.type === "directory")
+              nextAhead = 0
               for (const entry of entries) {
-                const entryPath = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+                const entryPath = pathOf(prefix, entry.name)
                 if (!visit(entry, entryPath)) return false
-                if (entry.type !== "directory") continue
-                // A folder found here (not through a link) is opened through this one.
-                const plain = entry.real === childPath(folder, entry.name)
-                const inside = plain && at !== folder ? childPath(at, entry.name) : undefined
-                const child = () => openFolder(entry.real, inside)
-                if (!(await go(entry.real, entryPath, depth + 1, child))) return false
+                if (entry.type !== "directory" || visited.has(entry.real)) continue
+                if (depth + 1 >= MAX_LISTING_DEPTH) {
+                  tooDeep = true
+                  continue
+                }
+                visited.add(entry.real)
+                const reading = started.get(entry) ?? readEntry(entry)
+                started.delete(entry)
+                readNextAhead()
+                if (!(await go(entry.real, entryPath, depth + 1, reading))) return false
               }
             }
             return true
-          })
+          } finally {
+            // Folders read ahead and not visited are closed once their reads settle, and only
+            // then this one: a read under way may still be opening a subfolder through it.
+            await Promise.all(
+              [...started.values()].map((reading) =>
+                reading.then(
+                  (left) => (left._tag === "Open" ? left.access.close() : undefined),
+                  () => undefined,
+                ),
+              ),
+            )
+            access.close()
+          }
         }
-        const finished = await go(real, relative, 0, open)
+        const finished = await go(
+          real,
+          relative,
+          0,
+          readAhead(base, real, open, unreadableFolder(skill, relative)),
+        )
         return finished && !tooDeep
       })
 
@@ -1071,7 +1203,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was indexed).
      */
     const loadSkill = Effect.fnUntraced(function* (skill: SkillRef) {
-      const file = yield* readBytes(skill, SKILL_FILE)
+      const fast = yield* Effect.promise(() => readSkillMdOpened(skill))
+      const file = fast ?? (yield* readBytes(skill, SKILL_FILE))
       const parsed = yield* parseSkillText(
         path.join(skill.dir, SKILL_FILE),
         Buffer.from(file.bytes).toString("utf8"),

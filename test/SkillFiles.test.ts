@@ -48,6 +48,40 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     }),
   )
 
+  it.scoped("loads SKILL.md by opening it first: the root's real path is the only one asked for", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "plain/SKILL.md": skillMd("plain", "P", "plain body\n"),
+        "linked/SKILL.md": { symlink: "docs/skill.md" },
+        "linked/docs/skill.md": skillMd("linked", "L", "linked body\n"),
+        "outward/SKILL.md": { symlink: "../secret.md" },
+        "secret.md": skillMd("secret", "S", "secret body\n"),
+      })
+      const files = yield* SkillFiles
+      const asked: Array<string> = []
+      const realpath = fsCalls.realpath
+      yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          Reflect.set(fsCalls, "realpath", (target: string) => {
+            asked.push(target)
+            return realpath(target)
+          }),
+        ),
+        () => Effect.sync(() => Reflect.set(fsCalls, "realpath", realpath)),
+      )
+      const plain = yield* files.loadSkill({ id: "plain", dir: `${root}/plain`, root })
+      expect(plain.body).toBe("plain body\n")
+      // Linux reads the opened file's path from /proc; elsewhere every path is resolved first.
+      if (process.platform === "linux") expect(asked).toEqual([root])
+      // A SKILL.md that is a link is read the long way: inside the skill it is followed...
+      const linked = yield* files.loadSkill({ id: "linked", dir: `${root}/linked`, root })
+      expect(linked.body).toBe("linked body\n")
+      // ...and one that leads out of its skill is refused.
+      const outward = yield* Effect.flip(files.loadSkill({ id: "outward", dir: `${root}/outward`, root }))
+      expect(outward._tag).toBe("PathEscape")
+    }),
+  )
+
   it.scoped.each<readonly [string, string]>([
     ["a parent segment", "../pdf-sibling/secret.md"],
     ["a parent segment in the middle", "references/../../other/SKILL.md"],
@@ -346,6 +380,93 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         }
       }
       expect(yield* stop).toBeGreaterThan(10)
+    }),
+  )
+
+  it.scoped("never loads a SKILL.md from outside when the skill folder is swapped for a link meanwhile", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "skills/pdf/SKILL.md": skillMd("pdf", "PDF", "inside\n"),
+        "outside/SKILL.md": skillMd("pdf", "PDF", `${SECRET}\n`),
+      })
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
+      const stop = swapping(skill.dir, `${root}/outside`)
+      const outcomes = new Set<string>()
+      for (let round = 0; round < 200; round++) {
+        const loaded = yield* Effect.either(files.loadSkill(skill))
+        if (loaded._tag === "Right") expect(loaded.right.body).toBe("inside\n")
+        outcomes.add(loaded._tag === "Right" ? "loaded" : loaded.left._tag)
+      }
+      expect(yield* stop).toBeGreaterThan(10)
+      for (const outcome of outcomes) {
+        expect(["loaded", "SkillUnreadable", "PathEscape", "FileNotFound"]).toContain(outcome)
+      }
+    }),
+  )
+
+  it.scoped("reads the next subfolders while it walks one, and lists them in order", () =>
+    Effect.gen(function* () {
+      const tree: Record<string, string> = { "pdf/SKILL.md": skillMd("pdf", "PDF"), "pdf/a/deep/x.md": "x" }
+      for (const folder of ["a", "b", "c", "d", "e"]) {
+        tree[`pdf/${folder}/1.md`] = "1"
+        tree[`pdf/${folder}/2.md`] = "2"
+      }
+      const root = yield* tempTree(tree)
+      const files = yield* SkillFiles
+      let reading = 0
+      let most = 0
+      const readdir = fsCalls.readdir
+      yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          Reflect.set(fsCalls, "readdir", async (target: string) => {
+            reading += 1
+            most = Math.max(most, reading)
+            // Long enough for the reads started with this one to be under way too.
+            await new Promise((resolve) => setTimeout(resolve, 20))
+            reading -= 1
+            return readdir(target)
+          }),
+        ),
+        () => Effect.sync(() => Reflect.set(fsCalls, "readdir", readdir)),
+      )
+      const manifest = yield* files.manifest({ id: "pdf", dir: `${root}/pdf`, root })
+      expect(manifest.files.map((file) => file.path)).toEqual([
+        "SKILL.md",
+        "a/1.md",
+        "a/2.md",
+        "a/deep/x.md",
+        "b/1.md",
+        "b/2.md",
+        "c/1.md",
+        "c/2.md",
+        "d/1.md",
+        "d/2.md",
+        "e/1.md",
+        "e/2.md",
+      ])
+      expect(most).toBeGreaterThan(1)
+    }),
+  )
+
+  it.scoped("closes the subfolders it read ahead when a walk stops early", () =>
+    Effect.gen(function* () {
+      // Folders are read through their descriptors on Linux only.
+      if (process.platform !== "linux") return
+      const tree: Record<string, string> = { "many/SKILL.md": skillMd("many", "M") }
+      for (let folder = 0; folder < 8; folder++) {
+        for (let i = 0; i < 100; i++) tree[`many/f${folder}/${i}.txt`] = "x"
+      }
+      const root = yield* tempTree(tree)
+      const files = yield* SkillFiles
+      const openDescriptors = () => readdirSync("/proc/self/fd").length
+      const before = openDescriptors()
+      const refused = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many`, root }))
+      expect(refused.message).toContain("more than 512 files")
+      // Descriptors are closed in the background: 5 s at most.
+      const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+      for (let waited = 0; openDescriptors() !== before && waited < 5_000; waited += 10) yield* pause(10)
+      expect(openDescriptors()).toBe(before)
     }),
   )
 
