@@ -1,6 +1,7 @@
 /**
  * HeapTuning: the V8 heap settings of the executable, and how the heap may grow during
- * start-up; and how soon V8 optimizes a function once the handshake is done (`optimizeLater`).
+ * start-up; and how soon, and how far, V8 optimizes a function once the handshake is done
+ * (`optimizeLater`).
  *
  * Once started, the server keeps V8's young generation at the size it has reached and has the
  * old one grow by 30% between full collections (instead of V8's own factor): its live data is
@@ -34,7 +35,7 @@
  * from bin.ts once it has loaded, the server at the handshake and its idle collector as start-up
  * ends), and not when the user
  * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`,
- * `--interrupt-budget`); the library leaves them alone. This module uses
+ * `--interrupt-budget`, `--max-inlined-bytecode-size-cumulative`); the library leaves them alone. This module uses
  * only Node's own modules: the launcher imports it.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
@@ -151,47 +152,75 @@ export const endStartUp = (): void => {
 }
 
 /**
- * V8's bytecode budget between a function's checks for optimization, as a start has it, and
- * once the handshake is done (the first scan over): ten times as much, so that a function is
- * optimized only after running ten times as long. Only for V8 11.3 (Node 20), whose default the
- * first is: V8 rejects a code cache made under other flags than a start has, so the start's
- * value must be known to make one later (`underStartFlags`), and later V8s have other defaults
- * (and Maglev, a faster optimizing tier between); there V8 keeps its own.
+ * How V8's optimizing compiler (TurboFan) works once the handshake is done (the first scan
+ * over), against how a start has it: a function is optimized only after ten times V8's
+ * bytecode budget between its checks (`--interrupt-budget`), and a compile inlines at most 200
+ * bytes of bytecode in all instead of 920 (`--max-inlined-bytecode-size-cumulative`). Only for
+ * V8 11.3 (Node 20), whose defaults the start's values are: V8 rejects a code cache made under
+ * other flags than a start has, so the start's values must be known to make one later
+ * (`underStartFlags`), and later V8s have other defaults (and Maglev, a faster optimizing tier
+ * between); there V8 keeps its own. A flag the user gave Node is left as given.
  *
- * Why: the code that handles requests (Effect's fiber runtime, the SDK's zod parsing, the
- * tools) is not hot enough during start-up to be optimized, and V8 optimized it during the first
- * few hundred requests, on a helper thread: 53 compiles in the first 400 `get_skill` calls at
- * rest at 10,000 skills (88 ms of compiling, up to 12 ms for one function). On a machine of two
- * cores that thread takes a core from the server or its client, and the slowest calls were
+ * Why the budget: the code that handles requests (Effect's fiber runtime, the SDK's zod parsing,
+ * the tools) is not hot enough during start-up to be optimized, and V8 optimized it during the
+ * first few hundred requests, on a helper thread: 53 compiles in the first 400 `get_skill` calls
+ * at rest at 10,000 skills (88 ms of compiling, up to 12 ms for one function). On a machine of
+ * two cores that thread takes a core from the server or its client, and the slowest calls were
  * those that met a compile. With the larger budget from the end of start-up, 41 compiles (50
  * ms), and the p99 of the bench's calls at rest fell; from the handshake on, the calls made
  * while the start-up work runs (the search index, the watches) gained too (see the README's
- * Performance section). The scan keeps V8's budget. Not optimizing at all after start-up
- * (`--max-opt=1`) removed every compile but made a search at 50,000 skills three times as slow
- * (p50 4.1 ms against 1.3).
+ * Performance section). Not optimizing at all after start-up (`--max-opt=1`) removed every
+ * compile but made a search at 50,000 skills three times as slow (p50 4.1 ms against 1.3).
+ *
+ * Why the inlining: the compiles left still came, and a request that met a long one waited for
+ * most of it. In the bench's 800 calls at rest at 10,000 skills, zod's object parse (every
+ * message goes through it) was compiled once, at the same call of every run, in 9.1 ms, and that
+ * `skills/get` took 8.6 ms in the server; with 200 bytes, 4.6 ms (all the compiles of those
+ * calls: 121 ms against 170). The scan keeps V8's values.
  */
-const START_BUDGET = "--interrupt-budget=67584"
-const REST_BUDGET = "--interrupt-budget=675840"
-/** The V8 whose default budget is START_BUDGET. */
-const BUDGET_V8 = /^11\.3\./
+const OPTIMIZER_FLAGS = [
+  { name: "interrupt-budget", start: 67_584, rest: 675_840 },
+  { name: "max-inlined-bytecode-size-cumulative", start: 920, rest: 200 },
+] as const
+/** The V8 whose defaults the start's values are. */
+const OPTIMIZER_V8 = /^11\.3\./
 
-/** The budget set at the handshake, if any: a global both copies of this module see. */
-const BUDGET_NOW = Symbol.for("skills-mcp/interruptBudget")
+/** The flags set at the handshake and their start's values, if any: a global both copies of this module see. */
+const OPTIMIZER_NOW = Symbol.for("skills-mcp/optimizerFlags")
 
-const budgetNow = (): string | undefined => {
-  const budget: unknown = Reflect.get(globalThis, BUDGET_NOW)
-  return typeof budget === "string" ? budget : undefined
+interface OptimizerFlags {
+  readonly start: string
+  readonly rest: string
+}
+
+const optimizerNow = (): OptimizerFlags | undefined => {
+  const flags: unknown = Reflect.get(globalThis, OPTIMIZER_NOW)
+  return typeof flags === "object" &&
+    flags !== null &&
+    "start" in flags &&
+    typeof flags.start === "string" &&
+    "rest" in flags &&
+    typeof flags.rest === "string"
+    ? { start: flags.start, rest: flags.rest }
+    : undefined
 }
 
 /**
- * The handshake is done: from now on functions are optimized after ten times V8's budget (once
- * per process, in the executable only).
+ * The handshake is done: from now on functions are optimized later, and their compiles inline
+ * less (once per process, in the executable only).
  */
 export const optimizeLater = (): void => {
-  if (!executable || budgetNow() !== undefined || !BUDGET_V8.test(process.versions.v8)) return
-  if (userGaveNodeFlag(/interrupt[-_]budget/)) return
-  setFlagsFromString(REST_BUDGET)
-  Reflect.set(globalThis, BUDGET_NOW, REST_BUDGET)
+  if (!executable || optimizerNow() !== undefined || !OPTIMIZER_V8.test(process.versions.v8)) return
+  const ours = OPTIMIZER_FLAGS.filter(
+    ({ name }) => !userGaveNodeFlag(new RegExp(name.replaceAll("-", "[-_]"))),
+  )
+  if (ours.length === 0) return
+  const flags: OptimizerFlags = {
+    start: ours.map(({ name, start }) => `--${name}=${start}`).join(" "),
+    rest: ours.map(({ name, rest }) => `--${name}=${rest}`).join(" "),
+  }
+  setFlagsFromString(flags.rest)
+  Reflect.set(globalThis, OPTIMIZER_NOW, flags)
 }
 
 /**
@@ -202,14 +231,14 @@ export const optimizeLater = (): void => {
  */
 export const underStartFlags = <A>(make: () => A): A => {
   const heap = flagsNow()
-  const budget = budgetNow()
+  const optimizer = optimizerNow()
   const tuned = tuneHeap()
-  if (budget !== undefined) setFlagsFromString(START_BUDGET)
+  if (optimizer !== undefined) setFlagsFromString(optimizer.start)
   try {
     return make()
   } finally {
     if (tuned && heap !== undefined) setFlags(...heap)
-    if (budget !== undefined) setFlagsFromString(budget)
+    if (optimizer !== undefined) setFlagsFromString(optimizer.rest)
   }
 }
 

@@ -891,14 +891,15 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           } finally {
             // Folders read ahead and not visited are closed once their reads settle, and only
             // then this one: a read under way may still be opening a subfolder through it.
-            await Promise.all(
-              [...started.values()].map((reading) =>
-                reading.then(
-                  (left) => (left._tag === "Open" ? left.access.close() : undefined),
-                  () => undefined,
+            if (started.size > 0)
+              await Promise.all(
+                [...started.values()].map((reading) =>
+                  reading.then(
+                    (left) => (left._tag === "Open" ? left.access.close() : undefined),
+                    () => undefined,
+                  ),
                 ),
-              ),
-            )
+              )
             access.close()
           }
         }

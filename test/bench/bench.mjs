@@ -26,7 +26,8 @@
  * saw the request (a read to wake up for, a collection or a timer under way). Percentiles of
  * the two do not subtract: the slowest calls in the server need not be the slowest seen. The
  * client's own full collections that began during each series are counted: the calls they
- * overlap count them too.
+ * overlap count them too. So are the server's that ended during each (its marking, in steps
+ * between requests, came before).
  *
  * Usage: npm run bench [-- --sizes 10,1000,10000] [--with-50k] [--reps 5] [--iterations 200]
  *                      [--json results.json] [--node-flags=--heap-growing-percent=0]
@@ -439,8 +440,11 @@ const measureSize = async (size, corpus, ids) => {
   await close(session)
   // A server that had to be killed wrote no stamps: its rows show "-", the run goes on.
   const clock = readClock(clockFile)
-  for (const kind of ["list", "search", "get", "skillsGet"])
+  for (const kind of ["list", "search", "get", "skillsGet"]) {
+    const [from, to] = result[kind].window
     result[kind].server = clock === undefined ? undefined : serverTimes(clock, result[kind].window)
+    result[kind].serverFullGcsDuring = clock?.fullGcs?.filter((at) => at >= from && at <= to).length
+  }
   fs.writeFileSync(victimFile, original)
   fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
 
@@ -524,6 +528,10 @@ const table = (results, floor) => {
     [
       "client's own full collections in the four above",
       (r) => [r.list, r.search, r.get, r.skillsGet].map((x) => x.clientFullGcsDuring ?? "-").join(" / "),
+    ],
+    [
+      "server's full collections in the four above",
+      (r) => [r.list, r.search, r.get, r.skillsGet].map((x) => x.serverFullGcsDuring ?? "-").join(" / "),
     ],
     ["floor: bare SDK server get_skill p50/p95/p99 ms", (r) => triple(r.floorGet)],
     [

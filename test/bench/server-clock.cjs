@@ -9,9 +9,11 @@
  * request to the write of its answer: parsing, handling, serialising. It leaves out the pipes,
  * the client's own parsing and checking, waiting for a core, and the server's own wait before
  * its JavaScript saw the request (a read to wake up for, a collection or a timer under way).
- * Nothing here parses or copies a message: a stamp per chunk and per write.
+ * Nothing here parses or copies a message: a stamp per chunk and per write. The end of each of
+ * the server's full collections is stamped too (a performance entry per collection).
  */
 const fs = require("node:fs")
+const { PerformanceObserver, constants } = require("node:perf_hooks")
 
 const out = process.env.SKILLS_MCP_BENCH_CLOCK
 if (out !== undefined && out !== "") {
@@ -29,7 +31,15 @@ if (out !== undefined && out !== "") {
     writes.push(now())
     return write.apply(this, rest)
   }
+  // When each of the server's full collections ended (its last pause), on the same clock.
+  const origin = now() - performance.now() * 1000
+  const fullGcs = []
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries())
+      if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
+        fullGcs.push(Math.round(origin + (entry.startTime + entry.duration) * 1000))
+  }).observe({ entryTypes: ["gc"] })
   process.on("exit", () => {
-    fs.writeFileSync(out, JSON.stringify({ arrivals, writes }))
+    fs.writeFileSync(out, JSON.stringify({ arrivals, writes, fullGcs }))
   })
 }
