@@ -33,10 +33,9 @@
  *
  * Only the executable changes V8's flags (the launcher before the bundle compiles, `manageHeap`
  * from bin.ts once it has loaded, the server at the handshake and its idle collector as start-up
- * ends), and not when the user
- * gave Node flags of the same kind (`*semi-space*`, `--heap-growing-percent`,
- * `--interrupt-budget`, `--max-inlined-bytecode-size-cumulative`); the library leaves them alone. This module uses
- * only Node's own modules: the launcher imports it.
+ * ends), and not when the user gave Node flags of the same kind (`*semi-space*`,
+ * `--heap-growing-percent`, `--interrupt-budget`, `--max-inlined-bytecode-size-cumulative`); the
+ * library leaves them alone. This module uses only Node's own modules: the launcher imports it.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8"
 
@@ -173,10 +172,11 @@ export const endStartUp = (): void => {
  * compile but made a search at 50,000 skills three times as slow (p50 4.1 ms against 1.3).
  *
  * Why the inlining: the compiles left still came, and a request that met a long one waited for
- * most of it. In the bench's 800 calls at rest at 10,000 skills, zod's object parse (every
- * message goes through it) was compiled once, at the same call of every run, in 9.1 ms, and that
- * `skills/get` took 8.6 ms in the server; with 200 bytes, 4.6 ms (all the compiles of those
- * calls: 121 ms against 170). The scan keeps V8's values.
+ * most of it. In a replay of the bench's 800 calls at rest at 10,000 skills, zod's object parse
+ * (every message goes through it) was compiled once, at the same call of every run, in 9.1 ms,
+ * and that `skills/get` took 8.6 ms in the server; with 200 bytes from the handshake on, 5.6 ms
+ * (all the compiles of those calls: 138 ms against 170; one traced run of each). The scan keeps
+ * V8's values.
  */
 const OPTIMIZER_FLAGS = [
   { name: "interrupt-budget", start: 67_584, rest: 675_840 },
@@ -185,7 +185,10 @@ const OPTIMIZER_FLAGS = [
 /** The V8 whose defaults the start's values are. */
 const OPTIMIZER_V8 = /^11\.3\./
 
-/** The flags set at the handshake and their start's values, if any: a global both copies of this module see. */
+/**
+ * The flags set at the handshake and their values at start, if any: a global both copies of this
+ * module see (the launcher's makes the code cache, the server's sets them).
+ */
 const OPTIMIZER_NOW = Symbol.for("skills-mcp/optimizerFlags")
 
 interface OptimizerFlags {

@@ -342,27 +342,41 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     return { files, skill, stop: swapping(`${root}/skills/pdf/refs`, `${root}/outside`) }
   })
 
+  /**
+   * Makes `attempt` `rounds` times while a folder is being swapped (`stop` ends the swapping),
+   * checks each success with `check`, and expects the folder to have been swapped often and every
+   * failure to be a refusal as a swap, or as a file that went missing: never a read outside.
+   */
+  const underSwaps = <A>(
+    stop: Effect.Effect<number>,
+    rounds: number,
+    attempt: Effect.Effect<A, { readonly _tag: string }>,
+    check: (success: A) => void,
+  ) =>
+    Effect.gen(function* () {
+      const outcomes = new Set<string>()
+      for (let round = 0; round < rounds; round++) {
+        const result = yield* Effect.either(attempt)
+        if (result._tag === "Right") check(result.right)
+        outcomes.add(result._tag === "Right" ? "done" : result.left._tag)
+      }
+      expect(yield* stop).toBeGreaterThan(10)
+      for (const outcome of outcomes) {
+        expect(["done", "SkillUnreadable", "PathEscape", "FileNotFound"]).toContain(outcome)
+      }
+    })
+
   it.scoped("never hashes a file outside the skill when a folder is swapped for a link meanwhile", () =>
     Effect.gen(function* () {
       const { files, skill, stop } = yield* race
-      const outcomes = new Set<string>()
       const outsideDigest = sha(SECRET.padEnd(OUTSIDE_SIZE, "."))
-      for (let round = 0; round < 100; round++) {
-        const result = yield* Effect.either(files.manifest(skill))
-        if (result._tag === "Right") {
-          for (const file of result.right.files) {
-            expect(file.digest).not.toBe(outsideDigest)
-            expect(file.path).not.toContain(SECRET)
-            expect(file.size).not.toBe(OUTSIDE_SIZE)
-          }
+      yield* underSwaps(stop, 100, files.manifest(skill), (manifest) => {
+        for (const file of manifest.files) {
+          expect(file.digest).not.toBe(outsideDigest)
+          expect(file.path).not.toContain(SECRET)
+          expect(file.size).not.toBe(OUTSIDE_SIZE)
         }
-        outcomes.add(result._tag === "Right" ? "listed" : result.left._tag)
-      }
-      expect(yield* stop).toBeGreaterThan(10)
-      // Refused as a swap, or as a file that went missing: never read outside.
-      for (const outcome of outcomes) {
-        expect(["listed", "SkillUnreadable", "PathEscape", "FileNotFound"]).toContain(outcome)
-      }
+      })
     }),
   )
 
@@ -392,16 +406,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const files = yield* SkillFiles
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
       const stop = swapping(skill.dir, `${root}/outside`)
-      const outcomes = new Set<string>()
-      for (let round = 0; round < 200; round++) {
-        const loaded = yield* Effect.either(files.loadSkill(skill))
-        if (loaded._tag === "Right") expect(loaded.right.body).toBe("inside\n")
-        outcomes.add(loaded._tag === "Right" ? "loaded" : loaded.left._tag)
-      }
-      expect(yield* stop).toBeGreaterThan(10)
-      for (const outcome of outcomes) {
-        expect(["loaded", "SkillUnreadable", "PathEscape", "FileNotFound"]).toContain(outcome)
-      }
+      yield* underSwaps(stop, 200, files.loadSkill(skill), (loaded) => expect(loaded.body).toBe("inside\n"))
     }),
   )
 
