@@ -558,45 +558,6 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       })
     }
 
-    /**
-     * A skill's SKILL.md read the short way, on Linux, when it is what it nearly always is: a
-     * regular file (not a link) of the skill folder, within the size limit. It is opened first
-     * (not following a final link); then the kernel's path of what was opened, its stat and the
-     * root's real path are asked for at once. The folder of the opened file is the skill
-     * folder's real path as the open resolved it, and it must be inside the root's, as
-     * `resolve` requires. Three waits for the thread pool instead of four (`resolve`'s real
-     * paths first). Null for anything else, or any failure: `readBytes` then reads it and says
-     * what is wrong. Elsewhere than on Linux, or without /proc, always null.
-     */
-    let openedPaths = PROC_FD
-    const readSkillMdOpened = async (skill: SkillRef): Promise<FileContent | null> => {
-      if (!openedPaths) return null
-      let fd: number
-      try {
-        fd = await fsCalls.open(path.join(skill.dir, SKILL_FILE), READ_REGULAR)
-      } catch {
-        return null
-      }
-      try {
-        const [opened, info, root] = await Promise.all([
-          openedPath(fd),
-          fsCalls.fstat(fd),
-          asyncFs.realpath(skill.root),
-        ])
-        // No /proc to ask (some containers): the long way from now on.
-        if (opened === null) openedPaths = false
-        if (opened === null || root === null || !info.isFile() || info.size > maxFileBytes) return null
-        if (path.basename(opened) !== SKILL_FILE || !isInside(root, path.dirname(opened))) return null
-        const bytes = await readWhole(fd, info.size, maxFileBytes)
-        if (typeof bytes === "number") return null
-        return { path: SKILL_FILE, size: bytes.length, mimeType: mimeTypeOf(SKILL_FILE), bytes }
-      } catch {
-        return null
-      } finally {
-        fsCallback.close(fd, () => undefined)
-      }
-    }
-
     /** Reads a text file of the skill; binary files are refused with their size and type. */
     const readText = Effect.fnUntraced(function* (skill: SkillRef, requested: string) {
       const file = yield* readBytes(skill, requested)
@@ -1204,8 +1165,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was indexed).
      */
     const loadSkill = Effect.fnUntraced(function* (skill: SkillRef) {
-      const fast = yield* Effect.promise(() => readSkillMdOpened(skill))
-      const file = fast ?? (yield* readBytes(skill, SKILL_FILE))
+      const file = yield* readBytes(skill, SKILL_FILE)
       const parsed = yield* parseSkillText(
         path.join(skill.dir, SKILL_FILE),
         Buffer.from(file.bytes).toString("utf8"),
