@@ -235,15 +235,14 @@ export const isBinary = (bytes: Uint8Array): boolean => {
 export { mimeTypeOf } from "./MimeTypes.js"
 
 /**
+ * The bytes of an open regular file of `size` bytes (as its stat said), read from its start; or,
+ * when it holds more than `limit` bytes (it grew since), how many were read.
+ *
  * Files are read through plain descriptors and the callback API (src/FsPort.ts), not
  * fs/promises' FileHandle, whose calls cost more of the event loop: a read as `readResolved`
  * makes it (open, the opened path and stat, read, close) took 0.23 to 0.27 ms of CPU instead
  * of 0.28 to 0.33 in isolation (3,000 reads of a SKILL.md, three runs each; end to end,
  * `get_skill` showed no difference out of the machine's noise).
- */
-/**
- * The bytes of an open regular file of `size` bytes (as its stat said), read from its start; or,
- * when it holds more than `limit` bytes (it grew since), how many were read.
  */
 const readWhole = async (fd: number, size: number, limit: number): Promise<Buffer | number> => {
   const buffer = Buffer.alloc(Math.min(size, limit) + 1)
@@ -818,6 +817,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           let queue: Array<FolderEntry> = []
           let nextAhead = 0
           const started = new Map<FolderEntry, Promise<FolderAhead>>()
+          /** Reads ahead of folders the walk reached another way first. */
+          const dropped: Array<Promise<FolderAhead>> = []
           const readNextAhead = () => {
             while (started.size < LOOKAHEAD && nextAhead < queue.length) {
               const entry = queue[nextAhead++] as FolderEntry
@@ -831,12 +832,25 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
                 start === 0
                   ? read.first
                   : await examine(base, folder, at, names.slice(start, start + WALK_PAGE))
-              queue = entries.filter((entry) => entry.type === "directory")
+              // Read ahead only where the walk will go: not past its depth limit.
+              queue =
+                depth + 1 < MAX_LISTING_DEPTH ? entries.filter((entry) => entry.type === "directory") : []
               nextAhead = 0
               for (const entry of entries) {
                 const entryPath = pathOf(prefix, entry.name)
                 if (!visit(entry, entryPath)) return false
-                if (entry.type !== "directory" || visited.has(entry.real)) continue
+                if (entry.type !== "directory") continue
+                if (visited.has(entry.real)) {
+                  // Reached first another way (a link): its read ahead, if any, goes unused and
+                  // leaves its place to the next folder.
+                  const unused = started.get(entry)
+                  if (unused !== undefined) {
+                    started.delete(entry)
+                    dropped.push(unused)
+                    readNextAhead()
+                  }
+                  continue
+                }
                 if (depth + 1 >= MAX_LISTING_DEPTH) {
                   tooDeep = true
                   continue
@@ -852,9 +866,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           } finally {
             // Folders read ahead and not visited are closed once their reads settle, and only
             // then this one: a read under way may still be opening a subfolder through it.
-            if (started.size > 0)
+            if (started.size > 0 || dropped.length > 0)
               await Promise.all(
-                [...started.values()].map((reading) =>
+                [...started.values(), ...dropped].map((reading) =>
                   reading.then(
                     (left) => (left._tag === "Open" ? left.access.close() : undefined),
                     () => undefined,
