@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { callTool, ListSkillsResult } from "../src/mcp/tools.js"
+import { Catalog } from "../src/Catalog.js"
+import { callTool, ListSkillsResult, listedSize, toolDefinitions } from "../src/mcp/tools.js"
 import { auditMemory, servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -33,6 +34,32 @@ describe("list_skills", () => {
         "Two  spaces.",
       ])
       expect(structured.total).toBe(4)
+    }),
+  )
+})
+
+describe("toolDefinitions", () => {
+  it.scoped("fits tools/list within every budget that has room for a catalog, and carries one", () =>
+    Effect.gen(function* () {
+      // Descriptions of many lengths, with characters JSON escapes (quotes, backslashes, tabs),
+      // so that the catalog's escaped size and the room it leaves free vary from one cut to the next.
+      const tree: Record<string, string> = {}
+      for (let index = 0; index < 12; index++) {
+        const words = Array.from({ length: 3 + ((index * 7) % 23) }, (_, word) => `w${word}`).join(" ")
+        tree[`skill-${index}/SKILL.md`] = skillMd(`skill-${index}`, `'Use "${words}" \\ a\ttab ${index}.'`)
+      }
+      const root = yield* tempTree(tree)
+      const snapshot = yield* Effect.flatMap(Catalog, (catalog) => catalog.snapshot).pipe(
+        Effect.provide(servicesFor([root])),
+      )
+      const bare = listedSize(toolDefinitions(snapshot, 0))
+      const missed: Array<number> = []
+      for (let budget = bare + 400; budget <= bare + 4_000; budget++) {
+        const tools = toolDefinitions(snapshot, budget)
+        expect(listedSize(tools)).toBeLessThanOrEqual(budget)
+        if (!(tools[1]?.description ?? "").includes("<available_skills>")) missed.push(budget)
+      }
+      expect(missed).toEqual([])
     }),
   )
 })

@@ -174,7 +174,7 @@ const defineTools = (getSkillDescription: string): Array<Tool> => {
 }
 
 /** Characters of a `tools/list` result as sent (JSON). */
-const listedSize = (tools: ReadonlyArray<Tool>) => JSON.stringify({ tools }).length
+export const listedSize = (tools: ReadonlyArray<Tool>) => JSON.stringify({ tools }).length
 
 /** Tool listings by snapshot and budget: a catalog's listing is built once. */
 const listings = new WeakMap<Snapshot, Map<number, Array<Tool>>>()
@@ -190,16 +190,18 @@ export const toolDefinitions = (snapshot: Snapshot, budget: number): Array<Tool>
   const bare = defineTools(GET_SKILL_DESCRIPTION)
   let tools = bare
   // The catalog's room, as description characters; JSON escapes (newlines) take a little
-  // more, so the room shrinks by any overshoot and the catalog is cut again.
+  // more, so the catalog is cut again to what it took less the overshoot. Less the overshoot
+  // from its room alone would give the same catalog again when it left part of that room free.
   let room = budget - listedSize(bare) + GET_SKILL_DESCRIPTION.length
-  for (let attempt = 0; budget > 0 && attempt < 4; attempt++) {
-    const candidate = defineTools(withCatalog(GET_SKILL_DESCRIPTION, snapshot.skills, room))
+  for (let attempt = 0; budget > 0 && attempt < 8; attempt++) {
+    const description = withCatalog(GET_SKILL_DESCRIPTION, snapshot.skills, room)
+    const candidate = defineTools(description)
     const over = listedSize(candidate) - budget
     if (over <= 0) {
       tools = candidate
       break
     }
-    room -= over
+    room = Math.min(room, description.length) - over
   }
   const byBudget = listings.get(snapshot) ?? new Map<number, Array<Tool>>()
   byBudget.set(budget, tools)
