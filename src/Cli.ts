@@ -83,7 +83,21 @@ export const OPTIONS = {
     type: "string",
     value: "CHARS",
     env: "SKILLS_MCP_CATALOG_BUDGET",
-    help: "Most characters of the instructions, and of the tools/list answer, <available_skills> catalog included; 0 for no catalog (default 8000).",
+    help: "Most characters of the instructions and of the tools/list answer, <available_skills> catalog included (0: no catalog), and of skill://prompt-xml (default 8000). The next two options set the first two on their own.",
+    commands: serving,
+  },
+  "instructions-budget": {
+    type: "string",
+    value: "CHARS",
+    env: "SKILLS_MCP_INSTRUCTIONS_BUDGET",
+    help: "Most characters of the instructions, catalog included; 0 for no catalog there (default: --catalog-budget).",
+    commands: serving,
+  },
+  "tools-budget": {
+    type: "string",
+    value: "CHARS",
+    env: "SKILLS_MCP_TOOLS_BUDGET",
+    help: "Most characters of the tools/list answer, catalog included; 0 for no catalog there (default: --catalog-budget).",
     commands: serving,
   },
   "page-size": {
@@ -156,10 +170,17 @@ export const OPTIONS = {
 type OptionName = keyof typeof OPTIONS
 
 export const helpText = (): string => {
-  const lines = Object.entries(OPTIONS as Record<OptionName, OptionSpec>).map(([name, spec]) => {
-    const flag = `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` ${spec.value}` : ""}`
+  const flags = Object.entries(OPTIONS as Record<OptionName, OptionSpec>).map(
+    ([name, spec]) =>
+      [
+        `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` ${spec.value}` : ""}`,
+        spec,
+      ] as const,
+  )
+  const width = Math.max(...flags.map(([flag]) => flag.length))
+  const lines = flags.map(([flag, spec]) => {
     const env = spec.env ? ` [env ${spec.env}]` : ""
-    return `  ${flag.padEnd(30)} ${spec.help}${env}`
+    return `  ${flag.padEnd(width)}  ${spec.help}${env}`
   })
   return `skills-mcp ${VERSION}: serve Agent Skills (SKILL.md folders) to any MCP client over stdio.
 
@@ -234,6 +255,10 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
       ...(values["max-skills"] === undefined ? {} : { maxSkills: values["max-skills"] }),
       ...(values["refresh-ms"] === undefined ? {} : { refreshMs: values["refresh-ms"] }),
       ...(values["catalog-budget"] === undefined ? {} : { catalogBudget: values["catalog-budget"] }),
+      ...(values["instructions-budget"] === undefined
+        ? {}
+        : { instructionsBudget: values["instructions-budget"] }),
+      ...(values["tools-budget"] === undefined ? {} : { toolsBudget: values["tools-budget"] }),
       ...(values["page-size"] === undefined ? {} : { pageSize: values["page-size"] }),
       ...(values["no-watch"] === true ? { watch: false } : values.watch === true ? { watch: true } : {}),
       ...(values.catalog === undefined ? {} : { catalog: values.catalog }),

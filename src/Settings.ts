@@ -40,8 +40,15 @@ export interface SettingsShape {
   readonly maxSkills: number
   /** The catalog re-checks the disk at most this often (ms) when a request arrives. */
   readonly refreshIntervalMs: number
-  /** Character budget of the `<available_skills>` catalog in descriptions and instructions. */
+  /**
+   * Character budget of the `<available_skills>` catalog resource, and what the two budgets
+   * below default to.
+   */
   readonly catalogBudget: number
+  /** Most characters of the `instructions` text, catalog included (0: no catalog there). */
+  readonly instructionsBudget: number
+  /** Most characters of the `tools/list` answer (JSON), catalog included (0: no catalog there). */
+  readonly toolsBudget: number
   /** Default and maximum page size of list_skills. */
   readonly pageSize: number
   /** Page size of the protocol lists (skills/list, resources/list, prompts/list, directory reads). */
@@ -58,13 +65,20 @@ export interface SettingsShape {
 
 export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
   /** Settings for tests and library users: defaults plus what is given, no disk access. */
-  /** Settings as given (roots made absolute and normalized, as discovery expects them). */
-  static readonly make = (overrides: Partial<SettingsShape> = {}): Layer.Layer<Settings> =>
-    Layer.succeed(Settings, {
+  /**
+   * Settings as given (roots made absolute and normalized, as discovery expects them); the
+   * instructions' and tools' budgets default to the catalog budget given, as on the command line.
+   */
+  static readonly make = (overrides: Partial<SettingsShape> = {}): Layer.Layer<Settings> => {
+    const catalogBudget = overrides.catalogBudget ?? defaults.catalogBudget
+    return Layer.succeed(Settings, {
       ...defaults,
+      instructionsBudget: catalogBudget,
+      toolsBudget: catalogBudget,
       ...overrides,
       roots: (overrides.roots ?? defaults.roots).map((root) => ({ ...root, path: path.resolve(root.path) })),
     })
+  }
 
   /** Settings from parsed command-line input and the environment (see `resolveSettings`). */
   static readonly fromInput = (input: SettingsInput): Layer.Layer<Settings, UsageError> =>
@@ -78,6 +92,8 @@ export const defaults: SettingsShape = {
   maxSkills: 100_000,
   refreshIntervalMs: 500,
   catalogBudget: 8_000,
+  instructionsBudget: 8_000,
+  toolsBudget: 8_000,
   pageSize: 100,
   protocolPageSize: 200,
   watch: true,
@@ -95,6 +111,8 @@ export interface SettingsInput {
   readonly maxSkills?: string
   readonly refreshMs?: string
   readonly catalogBudget?: string
+  readonly instructionsBudget?: string
+  readonly toolsBudget?: string
   readonly pageSize?: string
   /** false for --no-watch. */
   readonly watch?: boolean
@@ -113,6 +131,8 @@ const numericSettings = {
   maxSkills: { flag: "--max-skills", env: "SKILLS_MCP_MAX_SKILLS", min: 1 },
   refreshMs: { flag: "--refresh-ms", env: "SKILLS_MCP_REFRESH_MS", min: 0 },
   catalogBudget: { flag: "--catalog-budget", env: "SKILLS_MCP_CATALOG_BUDGET", min: 0 },
+  instructionsBudget: { flag: "--instructions-budget", env: "SKILLS_MCP_INSTRUCTIONS_BUDGET", min: 0 },
+  toolsBudget: { flag: "--tools-budget", env: "SKILLS_MCP_TOOLS_BUDGET", min: 0 },
   pageSize: { flag: "--page-size", env: "SKILLS_MCP_PAGE_SIZE", min: 1 },
 } as const
 
@@ -290,13 +310,16 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     }
   }
 
+  const catalogBudget = yield* numeric("catalogBudget", input.catalogBudget, defaults.catalogBudget)
   const settings: SettingsShape = {
     roots,
     maxFileBytes: yield* numeric("maxFileBytes", input.maxFileBytes, defaults.maxFileBytes),
     maxDepth: yield* numeric("maxDepth", input.maxDepth, defaults.maxDepth),
     maxSkills: yield* numeric("maxSkills", input.maxSkills, defaults.maxSkills),
     refreshIntervalMs: yield* numeric("refreshMs", input.refreshMs, defaults.refreshIntervalMs),
-    catalogBudget: yield* numeric("catalogBudget", input.catalogBudget, defaults.catalogBudget),
+    catalogBudget,
+    instructionsBudget: yield* numeric("instructionsBudget", input.instructionsBudget, catalogBudget),
+    toolsBudget: yield* numeric("toolsBudget", input.toolsBudget, catalogBudget),
     pageSize: yield* numeric("pageSize", input.pageSize, defaults.pageSize),
     protocolPageSize: yield* numeric("pageSize", input.pageSize, defaults.protocolPageSize),
     watch: yield* watchSetting(input.watch),

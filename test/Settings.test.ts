@@ -98,4 +98,26 @@ describe("Settings", () => {
       expect(badEnv.message).toContain("SKILLS_MCP_PAGE_SIZE")
     }),
   )
+
+  it.scoped("gives the instructions and tools/list the catalog budget unless each is set on its own", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({})
+      const plain = yield* resolveSettings({ cwd: root }).pipe(withEnv({ HOME: root }))
+      expect([plain.catalogBudget, plain.instructionsBudget, plain.toolsBudget]).toEqual([8000, 8000, 8000])
+      const shared = yield* resolveSettings({ cwd: root, catalogBudget: "3000" }).pipe(
+        withEnv({ HOME: root, SKILLS_MCP_TOOLS_BUDGET: "6000" }),
+      )
+      expect([shared.catalogBudget, shared.instructionsBudget, shared.toolsBudget]).toEqual([
+        3000, 3000, 6000,
+      ])
+      const own = yield* resolveSettings({ cwd: root, instructionsBudget: "0", toolsBudget: "5000" }).pipe(
+        withEnv({ HOME: root, SKILLS_MCP_CATALOG_BUDGET: "2000", SKILLS_MCP_TOOLS_BUDGET: "6000" }),
+      )
+      expect([own.catalogBudget, own.instructionsBudget, own.toolsBudget]).toEqual([2000, 0, 5000])
+      const bad = yield* Effect.flip(
+        resolveSettings({ cwd: root }).pipe(withEnv({ HOME: root, SKILLS_MCP_INSTRUCTIONS_BUDGET: "-1" })),
+      )
+      expect(bad.message).toContain("SKILLS_MCP_INSTRUCTIONS_BUDGET")
+    }),
+  )
 })

@@ -74,7 +74,7 @@ import {
   SKILLS_EXTENSION,
 } from "./skills.js"
 import { LineTransport } from "./Transport.js"
-import { callTool, toolDefinitions } from "./tools.js"
+import { callTool, listedSize, toolDefinitions } from "./tools.js"
 
 export const SERVER_NAME = "skills-mcp"
 
@@ -143,7 +143,35 @@ export const serverInstructions = (
   const placed = settings.catalogPlacement === "instructions" || settings.catalogPlacement === "both"
   if (!placed) return guide
   const entries = loader === "host" ? catalogEntriesWithUris(snapshot) : snapshot.skills
-  return withCatalog(guide, entries, settings.catalogBudget, loader)
+  return withCatalog(guide, entries, settings.instructionsBudget, loader)
+}
+
+/**
+ * What to tell the operator of a budget smaller than the text it bounds takes with no catalog
+ * at all (the usage guide, the tool definitions): that text is still sent whole, since cut
+ * short it would mislead, and carries no catalog.
+ */
+export const budgetWarnings = (
+  snapshot: Snapshot,
+  settings: Settings["Type"],
+  instructions: string,
+): Array<string> => {
+  const over = (what: string, size: number, budget: number, flag: string) =>
+    `${what} take ${size} characters with no catalog, more than their budget of ${budget} (${flag} or --catalog-budget): they are sent whole, without a catalog.`
+  const warnings: Array<string> = []
+  const placement = settings.catalogPlacement
+  const { instructionsBudget, toolsBudget } = settings
+  const inInstructions = placement === "instructions" || placement === "both"
+  if (inInstructions && instructionsBudget > 0 && instructions.length > instructionsBudget) {
+    warnings.push(over("The instructions", instructions.length, instructionsBudget, "--instructions-budget"))
+  }
+  if ((placement === "tool" || placement === "both") && settings.tools !== "never" && toolsBudget > 0) {
+    // The definitions alone (no catalog rendered before `initialize` is answered): when they
+    // fit, so does the listing, with the catalog or without.
+    const size = listedSize(toolDefinitions(snapshot, 0))
+    if (size > toolsBudget) warnings.push(over("The tool definitions", size, toolsBudget, "--tools-budget"))
+  }
+  return warnings
 }
 
 /** An answer to `initialize` (the only result that names a protocol version and the server). */
@@ -193,12 +221,14 @@ export const makeServer = (
     const catalog = yield* Catalog
     const runner = yield* makeRunner<ServerServices>()
     const snapshot = yield* catalog.snapshot
+    const instructions = serverInstructions(snapshot, settings, settings.tools === "never" ? "host" : "tools")
+    for (const warning of budgetWarnings(snapshot, settings, instructions)) yield* Effect.logWarning(warning)
 
     const server = new Server(
       { name: SERVER_NAME, version: VERSION },
       {
         capabilities: capabilities(settings),
-        instructions: serverInstructions(snapshot, settings, settings.tools === "never" ? "host" : "tools"),
+        instructions,
         jsonSchemaValidator: noValidation,
       },
     )
@@ -266,7 +296,7 @@ export const makeServer = (
         const placed = settings.catalogPlacement === "tool" || settings.catalogPlacement === "both"
         return runner.request(
           Effect.map(catalog.snapshot, (current) => ({
-            tools: toolDefinitions(current, placed ? settings.catalogBudget : 0),
+            tools: toolDefinitions(current, placed ? settings.toolsBudget : 0),
           })),
           extra.signal,
         )

@@ -604,4 +604,47 @@ describe("catalog placement and tool listing", () => {
       await small.close()
     }
   })
+
+  it("bounds the instructions and tools/list each by its own budget, and says when one is below the fixed text", async () => {
+    const [instructionsBudget, toolsBudget] = [1_500, 6_000]
+    const apart = await startServer(
+      [
+        path.join(dir, "valid"),
+        "--instructions-budget",
+        String(instructionsBudget),
+        "--tools-budget",
+        String(toolsBudget),
+      ],
+      { env: { HOME: path.join(dir, "home") } },
+    )
+    const below = await startServer([path.join(dir, "valid"), "--catalog-budget", "3000"], {
+      env: { HOME: path.join(dir, "home") },
+    })
+    try {
+      const instructions = apart.client.getInstructions() ?? ""
+      expect(instructions.length).toBeLessThanOrEqual(instructionsBudget)
+      expect(instructions).toContain("<available_skills>")
+      const listed = await apart.client.request({ method: "tools/list", params: {} }, ResultSchema)
+      const size = JSON.stringify(listed).length
+      expect(size).toBeLessThanOrEqual(toolsBudget)
+      expect(size).toBeGreaterThan(instructionsBudget)
+      expect(JSON.stringify(listed)).toContain("<available_skills>")
+      expect(apart.stderr()).not.toContain("budget")
+
+      // 3,000 characters hold the guide and some of the catalog, not the tool definitions alone.
+      expect((below.client.getInstructions() ?? "").length).toBeLessThanOrEqual(3_000)
+      expect(below.client.getInstructions()).toContain("<available_skills>")
+      const whole = await below.client.request({ method: "tools/list", params: {} }, ResultSchema)
+      expect(JSON.stringify(whole)).not.toContain("<available_skills>")
+      expect(JSON.stringify(whole).length).toBeGreaterThan(3_000)
+      await eventually(() =>
+        expect(below.stderr()).toMatch(
+          /The tool definitions take \d+ characters with no catalog, more than their budget of 3000 \(--tools-budget or --catalog-budget\)/,
+        ),
+      )
+      expect(below.stderr()).not.toContain("The instructions take")
+    } finally {
+      await Promise.all([apart.close(), below.close()])
+    }
+  })
 })
