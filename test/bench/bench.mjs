@@ -15,7 +15,7 @@
  * folder): variables such as NODE_EXTRA_CA_CERTS add tens of milliseconds to every start.
  * "first start" has an empty code cache of its own and uses the build's (what a fresh HOME
  * sees): the median of the start that writes the cache the warm starts use and of one more
- * such start, each with a new cache folder, before each warm start. "No code cache" runs with
+ * such start, each with a new cache folder, after each warm start. "No code cache" runs with
  * SKILLS_MCP_COMPILE_CACHE=0, "warm" is the median of later starts, with the cache the first
  * start wrote. Latencies are
  * measured once the server has finished its start-up work in the background (watches, search
@@ -307,7 +307,7 @@ const measureSize = async (size, corpus, ids) => {
   await close(cold)
   // Each warm start comes right after a start of the bare server and a scan of the corpus:
   // the ratios compare starts made at the same moment of the machine.
-  // A first start is measured before each warm start as well, with a cache folder of its own
+  // A first start is measured after each warm start as well, with a cache folder of its own
   // (a single start is too noisy a figure: its ratio moved by 0.04x between runs).
   const coldRuns = [cold.initMs]
   const warmRuns = []
@@ -316,14 +316,14 @@ const measureSize = async (size, corpus, ids) => {
   for (let rep = 0; rep < (large ? Math.min(REPS, 2) : REPS); rep++) {
     bareRuns.push(await bareStart())
     scanRuns.push(await floorScan(corpus))
+    const session = await ours(corpus, cacheDir)
+    warmRuns.push(session.initMs)
+    await close(session)
     const emptyCache = fs.mkdtempSync(path.join(WORK, "cache-"))
     const first = await ours(corpus, emptyCache)
     await close(first)
     coldRuns.push(first.initMs)
     fs.rmSync(emptyCache, { recursive: true, force: true })
-    const session = await ours(corpus, cacheDir)
-    warmRuns.push(session.initMs)
-    await close(session)
   }
 
   // One session with the watcher: every latency, throughput, sizes, freshness, then memory.
