@@ -41,14 +41,14 @@ export interface SettingsShape {
   /** The catalog re-checks the disk at most this often (ms) when a request arrives. */
   readonly refreshIntervalMs: number
   /**
-   * Character budget of the `<available_skills>` catalog resource, and what the two budgets
-   * below default to.
+   * Most characters of the `instructions` and of the `tools/list` answer, catalog included (0:
+   * no catalog), unless each has a budget of its own below; and of `skill://prompt-xml`.
    */
   readonly catalogBudget: number
-  /** Most characters of the `instructions` text, catalog included (0: no catalog there). */
-  readonly instructionsBudget: number
-  /** Most characters of the `tools/list` answer (JSON), catalog included (0: no catalog there). */
-  readonly toolsBudget: number
+  /** Most characters of the `instructions`, catalog included (0: no catalog); see `budgetOf`. */
+  readonly instructionsBudget?: number
+  /** Most characters of the `tools/list` answer (JSON), catalog included; see `budgetOf`. */
+  readonly toolsBudget?: number
   /** Default and maximum page size of list_skills. */
   readonly pageSize: number
   /** Page size of the protocol lists (skills/list, resources/list, prompts/list, directory reads). */
@@ -64,21 +64,16 @@ export interface SettingsShape {
 }
 
 export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
-  /** Settings for tests and library users: defaults plus what is given, no disk access. */
   /**
-   * Settings as given (roots made absolute and normalized, as discovery expects them); the
-   * instructions' and tools' budgets default to the catalog budget given, as on the command line.
+   * Settings for tests and library users: defaults plus what is given, no disk access (roots
+   * made absolute and normalized, as discovery expects them).
    */
-  static readonly make = (overrides: Partial<SettingsShape> = {}): Layer.Layer<Settings> => {
-    const catalogBudget = overrides.catalogBudget ?? defaults.catalogBudget
-    return Layer.succeed(Settings, {
+  static readonly make = (overrides: Partial<SettingsShape> = {}): Layer.Layer<Settings> =>
+    Layer.succeed(Settings, {
       ...defaults,
-      instructionsBudget: catalogBudget,
-      toolsBudget: catalogBudget,
       ...overrides,
       roots: (overrides.roots ?? defaults.roots).map((root) => ({ ...root, path: path.resolve(root.path) })),
     })
-  }
 
   /** Settings from parsed command-line input and the environment (see `resolveSettings`). */
   static readonly fromInput = (input: SettingsInput): Layer.Layer<Settings, UsageError> =>
@@ -92,8 +87,6 @@ export const defaults: SettingsShape = {
   maxSkills: 100_000,
   refreshIntervalMs: 500,
   catalogBudget: 8_000,
-  instructionsBudget: 8_000,
-  toolsBudget: 8_000,
   pageSize: 100,
   protocolPageSize: 200,
   watch: true,
@@ -102,6 +95,10 @@ export const defaults: SettingsShape = {
   allow: [],
   deny: [],
 }
+
+/** The budget of the `instructions` or of the `tools/list` answer: its own, else the catalog's. */
+export const budgetOf = (settings: SettingsShape, answer: "instructions" | "tools"): number =>
+  (answer === "instructions" ? settings.instructionsBudget : settings.toolsBudget) ?? settings.catalogBudget
 
 /** What the command line said; every field optional so env and defaults can fill in. */
 export interface SettingsInput {

@@ -84,7 +84,7 @@ const CLOSE = "</available_skills>"
 /** The shortest entry there can be: an entry shorter than this never fits what is left. */
 const MIN_ENTRY = renderEntry({ id: "x", name: "x", description: "x" }).length
 /** Room below which a catalog could not even say how many skills it leaves out. */
-const MIN_CATALOG = 200
+export const MIN_CATALOG = 200
 
 const moreLine = (hidden: number, total: number, loader: Loader) =>
   loader === "host"
@@ -111,11 +111,13 @@ export const withCatalog = (
   budget: number,
   loader: Loader = "tools",
 ): string => {
-  const room = budget - text.length - 2
-  return budget <= 0 || room < MIN_CATALOG
+  return budget <= 0 || !hasCatalogRoom(text.length, budget)
     ? text
-    : `${text}\n\n${renderAvailableSkills(entries, room, loader)}`
+    : `${text}\n\n${renderAvailableSkills(entries, budget - text.length - 2, loader)}`
 }
+
+/** Whether `budget` characters leave a catalog room beside a text of `length` characters. */
+export const hasCatalogRoom = (length: number, budget: number) => budget - length - 2 >= MIN_CATALOG
 
 /** Rendered catalogs by entry list, budget and loader: a snapshot's catalog is rendered once. */
 const rendered = new WeakMap<ReadonlyArray<CatalogEntry>, Map<string, string>>()

@@ -2,7 +2,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import { expandPath, resolveSettings, splitSkillsDir } from "../src/Settings.js"
+import { budgetOf, defaults, expandPath, resolveSettings, splitSkillsDir } from "../src/Settings.js"
 import { tempTree } from "./support/tree.js"
 
 const withEnv = (env: Record<string, string>) =>
@@ -104,6 +104,10 @@ describe("Settings", () => {
       const root = yield* tempTree({})
       const plain = yield* resolveSettings({ cwd: root }).pipe(withEnv({ HOME: root }))
       expect([plain.catalogBudget, plain.instructionsBudget, plain.toolsBudget]).toEqual([8000, 8000, 8000])
+      // Settings a library user builds: the catalog budget stands for both unless each is given.
+      const built = { ...defaults, catalogBudget: 0 }
+      expect([budgetOf(built, "instructions"), budgetOf(built, "tools")]).toEqual([0, 0])
+      expect(budgetOf({ ...built, toolsBudget: 5000 }, "tools")).toBe(5000)
       const shared = yield* resolveSettings({ cwd: root, catalogBudget: "3000" }).pipe(
         withEnv({ HOME: root, SKILLS_MCP_TOOLS_BUDGET: "6000" }),
       )

@@ -42,10 +42,10 @@ import { RequestWait } from "../EventLoop.js"
 import { optimizeLater } from "../HeapTuning.js"
 import { collectAtHandshake, CHECK_MS as IDLE_CHECK_MS, idleCollector } from "../IdleGc.js"
 import type { Loader } from "../instructions.js"
-import { usageGuide, withCatalog } from "../instructions.js"
+import { hasCatalogRoom, MIN_CATALOG, usageGuide, withCatalog } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
 import { fingerprintOf, statOrNull } from "../Paths.js"
-import { Settings } from "../Settings.js"
+import { budgetOf, Settings } from "../Settings.js"
 import { SkillFiles } from "../SkillFiles.js"
 import { MANIFEST_SEGMENT } from "../Uris.js"
 import { VERSION } from "../version.js"
@@ -74,7 +74,7 @@ import {
   SKILLS_EXTENSION,
 } from "./skills.js"
 import { LineTransport } from "./Transport.js"
-import { callTool, listedSize, toolDefinitions } from "./tools.js"
+import { callTool, listedCatalog, listedSize, toolDefinitions } from "./tools.js"
 
 export const SERVER_NAME = "skills-mcp"
 
@@ -140,36 +140,48 @@ export const serverInstructions = (
   loader: Loader,
 ): string => {
   const guide = usageGuide({ xml: false, loader })
-  const placed = settings.catalogPlacement === "instructions" || settings.catalogPlacement === "both"
-  if (!placed) return guide
+  if (!catalogIn(settings, "instructions")) return guide
   const entries = loader === "host" ? catalogEntriesWithUris(snapshot) : snapshot.skills
-  return withCatalog(guide, entries, settings.instructionsBudget, loader)
+  return withCatalog(guide, entries, budgetOf(settings, "instructions"), loader)
 }
 
+/** Whether the catalog is placed in the `instructions` or in `tools/list` (`--catalog`). */
+const catalogIn = (settings: Settings["Type"], answer: "instructions" | "tools") =>
+  settings.catalogPlacement === "both" ||
+  settings.catalogPlacement === (answer === "instructions" ? "instructions" : "tool")
+
 /**
- * What to tell the operator of a budget smaller than the text it bounds takes with no catalog
- * at all (the usage guide, the tool definitions): that text is still sent whole, since cut
- * short it would mislead, and carries no catalog.
+ * What to tell the operator of a budget that leaves no room for the catalog it was meant to
+ * hold: the text it bounds (the usage guide, the tool definitions) takes the room, or more than
+ * the budget, and is then sent whole, since cut short it would mislead. Worked out from the
+ * fixed texts' sizes, without rendering a catalog before `initialize` is answered, except for a
+ * `tools/list` budget within a few hundred characters of its definitions.
  */
-export const budgetWarnings = (
-  snapshot: Snapshot,
-  settings: Settings["Type"],
-  instructions: string,
-): Array<string> => {
-  const over = (what: string, size: number, budget: number, flag: string) =>
-    `${what} take ${size} characters with no catalog, more than their budget of ${budget} (${flag} or --catalog-budget): they are sent whole, without a catalog.`
+export const budgetWarnings = (snapshot: Snapshot, settings: Settings["Type"]): Array<string> => {
   const warnings: Array<string> = []
-  const placement = settings.catalogPlacement
-  const { instructionsBudget, toolsBudget } = settings
-  const inInstructions = placement === "instructions" || placement === "both"
-  if (inInstructions && instructionsBudget > 0 && instructions.length > instructionsBudget) {
-    warnings.push(over("The instructions", instructions.length, instructionsBudget, "--instructions-budget"))
+  const noRoom = (answer: string, budget: number, fixed: string, size: number, flag: string) =>
+    `The ${answer} budget of ${budget} characters (${flag} or --catalog-budget, or their environment variables) leaves no room for a catalog: ${fixed} alone takes ${size} characters${size > budget ? ", more than the budget, and is sent whole" : ""}.`
+  const instructionsBudget = budgetOf(settings, "instructions")
+  if (catalogIn(settings, "instructions") && instructionsBudget > 0) {
+    const loaders: ReadonlyArray<Loader> =
+      settings.tools === "never" ? ["host"] : settings.tools === "auto" ? ["tools", "host"] : ["tools"]
+    for (const loader of loaders) {
+      const guide = usageGuide({ xml: false, loader }).length
+      if (hasCatalogRoom(guide, instructionsBudget)) continue
+      const which =
+        settings.tools === "auto" ? ` for clients shown ${loader === "host" ? "no tools" : "tools"}` : ""
+      warnings.push(
+        noRoom("instructions", instructionsBudget, `the usage guide${which}`, guide, "--instructions-budget"),
+      )
+    }
   }
-  if ((placement === "tool" || placement === "both") && settings.tools !== "never" && toolsBudget > 0) {
-    // The definitions alone (no catalog rendered before `initialize` is answered): when they
-    // fit, so does the listing, with the catalog or without.
-    const size = listedSize(toolDefinitions(snapshot, 0))
-    if (size > toolsBudget) warnings.push(over("The tool definitions", size, toolsBudget, "--tools-budget"))
+  const toolsBudget = budgetOf(settings, "tools")
+  if (catalogIn(settings, "tools") && settings.tools !== "never" && toolsBudget > 0) {
+    const bare = listedSize(toolDefinitions(snapshot, 0))
+    const near = toolsBudget < bare + 4 * MIN_CATALOG
+    if (near && !listedCatalog(toolDefinitions(snapshot, toolsBudget))) {
+      warnings.push(noRoom("tools/list", toolsBudget, "the tool definitions", bare, "--tools-budget"))
+    }
   }
   return warnings
 }
@@ -221,14 +233,13 @@ export const makeServer = (
     const catalog = yield* Catalog
     const runner = yield* makeRunner<ServerServices>()
     const snapshot = yield* catalog.snapshot
-    const instructions = serverInstructions(snapshot, settings, settings.tools === "never" ? "host" : "tools")
-    for (const warning of budgetWarnings(snapshot, settings, instructions)) yield* Effect.logWarning(warning)
+    for (const warning of budgetWarnings(snapshot, settings)) yield* Effect.logWarning(warning)
 
     const server = new Server(
       { name: SERVER_NAME, version: VERSION },
       {
         capabilities: capabilities(settings),
-        instructions,
+        instructions: serverInstructions(snapshot, settings, settings.tools === "never" ? "host" : "tools"),
         jsonSchemaValidator: noValidation,
       },
     )
@@ -293,10 +304,10 @@ export const makeServer = (
       "tools/list": async (input, extra) => {
         params(ListParams, "tools/list")(input)
         if (toolsHidden()) return { tools: [] }
-        const placed = settings.catalogPlacement === "tool" || settings.catalogPlacement === "both"
+        const budget = catalogIn(settings, "tools") ? budgetOf(settings, "tools") : 0
         return runner.request(
           Effect.map(catalog.snapshot, (current) => ({
-            tools: toolDefinitions(current, placed ? settings.toolsBudget : 0),
+            tools: toolDefinitions(current, budget),
           })),
           extra.signal,
         )

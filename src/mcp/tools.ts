@@ -176,6 +176,10 @@ const defineTools = (getSkillDescription: string): Array<Tool> => {
 /** Characters of a `tools/list` result as sent (JSON). */
 export const listedSize = (tools: ReadonlyArray<Tool>) => JSON.stringify({ tools }).length
 
+/** Whether a listing's get_skill description carries the catalog. */
+export const listedCatalog = (tools: ReadonlyArray<Tool>) =>
+  tools.some((tool) => tool.name === "get_skill" && tool.description !== GET_SKILL_DESCRIPTION)
+
 /** Tool listings by snapshot and budget: a catalog's listing is built once. */
 const listings = new WeakMap<Snapshot, Map<number, Array<Tool>>>()
 
@@ -189,19 +193,23 @@ export const toolDefinitions = (snapshot: Snapshot, budget: number): Array<Tool>
   if (known !== undefined) return known
   const bare = defineTools(GET_SKILL_DESCRIPTION)
   let tools = bare
-  // The catalog's room, as description characters; JSON escapes (newlines) take a little
-  // more, so the catalog is cut again to what it took less the overshoot. Less the overshoot
-  // from its room alone would give the same catalog again when it left part of that room free.
+  // The catalog's room, as description characters. JSON's escapes (newlines, quotes,
+  // backslashes) take more, so a catalog over the budget is cut again: to what it took, scaled
+  // by the share of its JSON the budget leaves room for. Cut from its room alone, a catalog that
+  // left part of that room free came back the same; cut by the overshoot alone, a catalog of
+  // backslashes lost twice what it had to.
+  const fixed = listedSize(bare) - JSON.stringify(GET_SKILL_DESCRIPTION).length
   let room = budget - listedSize(bare) + GET_SKILL_DESCRIPTION.length
   for (let attempt = 0; budget > 0 && attempt < 8; attempt++) {
     const description = withCatalog(GET_SKILL_DESCRIPTION, snapshot.skills, room)
+    if (description === GET_SKILL_DESCRIPTION) break
     const candidate = defineTools(description)
-    const over = listedSize(candidate) - budget
-    if (over <= 0) {
+    const size = listedSize(candidate)
+    if (size <= budget) {
       tools = candidate
       break
     }
-    room = Math.min(room, description.length) - over
+    room = Math.floor((description.length * (budget - fixed)) / (size - fixed))
   }
   const byBudget = listings.get(snapshot) ?? new Map<number, Array<Tool>>()
   byBudget.set(budget, tools)

@@ -14,10 +14,10 @@
  * Every child gets a minimal environment (PATH, HOME, and for our server a private code-cache
  * folder): variables such as NODE_EXTRA_CA_CERTS add tens of milliseconds to every start.
  * "first start" has an empty code cache of its own and uses the build's (what a fresh HOME
- * sees): the median of the start that writes the cache the warm starts use and of one more
- * such start, each with a new cache folder, after each warm start. "No code cache" runs with
- * SKILLS_MCP_COMPILE_CACHE=0, "warm" is the median of later starts, with the cache the first
- * start wrote. Latencies are
+ * sees): the median of the one that writes the cache the warm starts use (right after the
+ * start with no code cache) and of one after each warm start, in an empty cache folder each
+ * (six by default, three at 50,000 skills). "No code cache" runs with SKILLS_MCP_COMPILE_CACHE=0,
+ * "warm" is the median of later starts, with the cache the first start wrote. Latencies are
  * measured once the server has finished its start-up work in the background (watches, search
  * index); "first tools/list" is the request right after `initialize` (while that work starts),
  * "first list_skills" the one after it. Under each latency, "in the server" is the same calls'

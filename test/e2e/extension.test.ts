@@ -625,11 +625,8 @@ describe("catalog placement and tool listing", () => {
       expect(instructions.length).toBeLessThanOrEqual(instructionsBudget)
       expect(instructions).toContain("<available_skills>")
       const listed = await apart.client.request({ method: "tools/list", params: {} }, ResultSchema)
-      const size = JSON.stringify(listed).length
-      expect(size).toBeLessThanOrEqual(toolsBudget)
-      expect(size).toBeGreaterThan(instructionsBudget)
+      expect(JSON.stringify(listed).length).toBeLessThanOrEqual(toolsBudget)
       expect(JSON.stringify(listed)).toContain("<available_skills>")
-      expect(apart.stderr()).not.toContain("budget")
 
       // 3,000 characters hold the guide and some of the catalog, not the tool definitions alone.
       expect((below.client.getInstructions() ?? "").length).toBeLessThanOrEqual(3_000)
@@ -639,10 +636,10 @@ describe("catalog placement and tool listing", () => {
       expect(JSON.stringify(whole).length).toBeGreaterThan(3_000)
       await eventually(() =>
         expect(below.stderr()).toMatch(
-          /The tool definitions take \d+ characters with no catalog, more than their budget of 3000 \(--tools-budget or --catalog-budget\)/,
+          /The tools\/list budget of 3000 characters \(--tools-budget or --catalog-budget, or their environment variables\) leaves no room for a catalog: the tool definitions alone takes \d+ characters, more than the budget, and is sent whole\./,
         ),
       )
-      expect(below.stderr()).not.toContain("The instructions take")
+      expect(below.stderr()).not.toContain("The instructions budget")
     } finally {
       await Promise.all([apart.close(), below.close()])
     }
