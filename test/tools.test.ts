@@ -41,6 +41,12 @@ describe("list_skills", () => {
   )
 })
 
+/** The catalog of a tree of skills made for the test. */
+const snapshotOf = (tree: Record<string, string>) =>
+  Effect.flatMap(tempTree(tree), (root) =>
+    Effect.flatMap(Catalog, (catalog) => catalog.snapshot).pipe(Effect.provide(servicesFor([root]))),
+  )
+
 describe("toolDefinitions", () => {
   it.scoped("fits tools/list within every budget that has room for a catalog, and carries one", () =>
     Effect.gen(function* () {
@@ -51,10 +57,7 @@ describe("toolDefinitions", () => {
         const words = Array.from({ length: 3 + ((index * 7) % 23) }, (_, word) => `w${word}`).join(" ")
         tree[`skill-${index}/SKILL.md`] = skillMd(`skill-${index}`, `'Use "${words}" \\ a\ttab ${index}.'`)
       }
-      const root = yield* tempTree(tree)
-      const snapshot = yield* Effect.flatMap(Catalog, (catalog) => catalog.snapshot).pipe(
-        Effect.provide(servicesFor([root])),
-      )
+      const snapshot = yield* snapshotOf(tree)
       const bare = listedSize(toolDefinitions(snapshot, 0))
       const missed: Array<number> = []
       for (let budget = bare + 400; budget <= bare + 4_000; budget++) {
@@ -72,10 +75,7 @@ describe("toolDefinitions", () => {
       for (let index = 0; index < 40; index++) {
         tree[`slashes-${index}/SKILL.md`] = skillMd(`slashes-${index}`, `'${"\\".repeat(100)} ${index}'`)
       }
-      const root = yield* tempTree(tree)
-      const snapshot = yield* Effect.flatMap(Catalog, (catalog) => catalog.snapshot).pipe(
-        Effect.provide(servicesFor([root])),
-      )
+      const snapshot = yield* snapshotOf(tree)
       const bare = listedSize(toolDefinitions(snapshot, 0))
       // An entry takes about 260 characters of JSON, the line on the skills left out about 200:
       // what a listing leaves unused is less than an entry and that line.
@@ -93,13 +93,10 @@ describe("toolDefinitions", () => {
 describe("budgetWarnings", () => {
   it.scoped("names each budget that leaves no room for a catalog where one is placed, and only those", () =>
     Effect.gen(function* () {
-      const root = yield* tempTree({
+      const snapshot = yield* snapshotOf({
         "pdf/SKILL.md": skillMd("pdf", "Reads PDF files."),
         "notes/SKILL.md": skillMd("notes", "Writes release notes."),
       })
-      const snapshot = yield* Effect.flatMap(Catalog, (catalog) => catalog.snapshot).pipe(
-        Effect.provide(servicesFor([root])),
-      )
       const warn = (overrides: Partial<SettingsShape>) =>
         budgetWarnings(snapshot, { ...defaults, ...overrides })
       const bare = listedSize(toolDefinitions(snapshot, 0))
