@@ -540,6 +540,13 @@ describe("live updates", () => {
 })
 
 describe("catalog placement and tool listing", () => {
+  /** A server on the valid fixtures with these options, for a client without the extension. */
+  const startOnValid = (...options: Array<string>) =>
+    startServer([path.join(dir, "valid"), ...options], { env: { HOME: path.join(dir, "home") } })
+  /** The `tools/list` answer as sent (JSON). */
+  const toolsListed = async (running: RunningServer) =>
+    JSON.stringify(await running.client.request({ method: "tools/list", params: {} }, ResultSchema))
+
   it("puts the catalog in the instructions by default, within the budget", () => {
     const instructions = server.client.getInstructions() ?? ""
     expect(instructions).toContain("<available_skills>")
@@ -551,9 +558,7 @@ describe("catalog placement and tool listing", () => {
       env: { HOME: path.join(dir, "home") },
       capabilities: { extensions: { [EXTENSION]: {} } },
     })
-    const plain = await startServer([path.join(dir, "valid"), "--tools", "auto", "--catalog", "none"], {
-      env: { HOME: path.join(dir, "home") },
-    })
+    const plain = await startOnValid("--tools", "auto", "--catalog", "none")
     try {
       expect((await auto.client.listTools()).tools).toEqual([])
       expect(auto.client.getInstructions()).not.toContain("<available_skills>")
@@ -588,15 +593,12 @@ describe("catalog placement and tool listing", () => {
 
   it("keeps the instructions and the whole tools/list within --catalog-budget, pointing to the rest", async () => {
     const budget = 6_000
-    const small = await startServer([path.join(dir, "valid"), "--catalog-budget", String(budget)], {
-      env: { HOME: path.join(dir, "home") },
-    })
+    const small = await startOnValid("--catalog-budget", String(budget))
     try {
       const instructions = small.client.getInstructions() ?? ""
       expect(instructions.length).toBeLessThanOrEqual(budget)
       expect(instructions).toContain("<id>pdf-processing</id>")
-      const listed = await small.client.request({ method: "tools/list", params: {} }, ResultSchema)
-      expect(JSON.stringify(listed).length).toBeLessThanOrEqual(budget)
+      expect((await toolsListed(small)).length).toBeLessThanOrEqual(budget)
       const description = (await small.client.listTools()).tools[1]?.description ?? ""
       expect(description).toContain("<available_skills>")
       expect(description).toMatch(/\d+ more skills? not shown here: call list_skills with a query/)
@@ -607,33 +609,27 @@ describe("catalog placement and tool listing", () => {
 
   it("bounds the instructions and tools/list each by its own budget, and says when one is below the fixed text", async () => {
     const [instructionsBudget, toolsBudget] = [1_500, 6_000]
-    const apart = await startServer(
-      [
-        path.join(dir, "valid"),
-        "--instructions-budget",
-        String(instructionsBudget),
-        "--tools-budget",
-        String(toolsBudget),
-      ],
-      { env: { HOME: path.join(dir, "home") } },
+    const apart = await startOnValid(
+      "--instructions-budget",
+      String(instructionsBudget),
+      "--tools-budget",
+      String(toolsBudget),
     )
-    const below = await startServer([path.join(dir, "valid"), "--catalog-budget", "3000"], {
-      env: { HOME: path.join(dir, "home") },
-    })
+    const below = await startOnValid("--catalog-budget", "3000")
     try {
       const instructions = apart.client.getInstructions() ?? ""
       expect(instructions.length).toBeLessThanOrEqual(instructionsBudget)
       expect(instructions).toContain("<available_skills>")
-      const listed = await apart.client.request({ method: "tools/list", params: {} }, ResultSchema)
-      expect(JSON.stringify(listed).length).toBeLessThanOrEqual(toolsBudget)
-      expect(JSON.stringify(listed)).toContain("<available_skills>")
+      const listed = await toolsListed(apart)
+      expect(listed.length).toBeLessThanOrEqual(toolsBudget)
+      expect(listed).toContain("<available_skills>")
 
       // 3,000 characters hold the guide and some of the catalog, not the tool definitions alone.
       expect((below.client.getInstructions() ?? "").length).toBeLessThanOrEqual(3_000)
       expect(below.client.getInstructions()).toContain("<available_skills>")
-      const whole = await below.client.request({ method: "tools/list", params: {} }, ResultSchema)
-      expect(JSON.stringify(whole)).not.toContain("<available_skills>")
-      expect(JSON.stringify(whole).length).toBeGreaterThan(3_000)
+      const whole = await toolsListed(below)
+      expect(whole).not.toContain("<available_skills>")
+      expect(whole.length).toBeGreaterThan(3_000)
       await eventually(() =>
         expect(below.stderr()).toMatch(
           /The tools\/list budget of 3000 characters \(--tools-budget or --catalog-budget, or their environment variables\) leaves no room for a catalog: the tool definitions alone takes \d+ characters, more than the budget, and is sent whole\./,
