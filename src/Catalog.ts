@@ -18,7 +18,7 @@ import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import type { Candidate, DiscoveryNotice, DiscoveryResult, SkillFileLook } from "./Discovery.js"
-import { compareSegments, Discovery, SKILL_FILE } from "./Discovery.js"
+import { compareSegments, Discovery, nestedReason, SKILL_FILE } from "./Discovery.js"
 import type { FrontmatterRule } from "./Errors.js"
 import { InvalidArgument, SkillNotFound } from "./Errors.js"
 import { nextIoTurn, sliced } from "./EventLoop.js"
@@ -29,12 +29,13 @@ import { asyncFs, errorCode, lstatNow, mapLimit, opensRefuseLinks, syncFs } from
 import { beginFirstScan, endFirstScan, scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, sameFingerprint } from "./Paths.js"
+import type { Address, Claim, Publication, UnpublishedSkill } from "./Publication.js"
+import { publish } from "./Publication.js"
 import type { Ranking, SearchIndex } from "./Search.js"
 import { makeSearchIndex } from "./Search.js"
 import { Settings } from "./Settings.js"
-import { pathKey, skillMdUri, skillPathOf } from "./Uris.js"
 import type { Diagnostic } from "./Validation.js"
-import { checkSkill, nameProblems } from "./Validation.js"
+import { checkSkill } from "./Validation.js"
 
 export interface Skill {
   /** The folder name; the key in tool arguments. */
@@ -46,6 +47,8 @@ export interface Skill {
   /** Absolute SKILL.md path. */
   readonly file: string
   readonly root: string
+  /** The root's real path, pinned at start: the skill's files must stay below it. */
+  readonly rootReal: string
   readonly rootIndex: number
   /** Folder path below its collection, for URIs. */
   readonly segments: ReadonlyArray<string>
@@ -65,13 +68,6 @@ export interface SkippedSkill {
   readonly line?: number
 }
 
-/** A served skill left out of the Skills extension's listing (still reachable through the tools). */
-export interface UnpublishedSkill {
-  readonly id: string
-  readonly file: string
-  readonly reason: string
-}
-
 /** A skill hidden by an earlier one with the same id. */
 export interface ShadowedSkill {
   readonly id: string
@@ -89,11 +85,13 @@ export interface Snapshot {
   readonly folders: ReadonlyArray<string>
   /** Increases whenever the served set or any served skill's metadata changes. */
   readonly version: number
-  /** Skills served over the Skills extension (a valid name, a URI of their own), in order. */
+  /** Skills served over the Skills extension, in order (src/Publication.ts decides). */
   readonly published: ReadonlyArray<Skill>
   readonly unpublished: ReadonlyArray<UnpublishedSkill>
-  /** Published skills by `<skill-path>` (decoded segments joined with `/`). */
-  readonly bySkillPath: ReadonlyMap<string, Skill>
+  /** Who owns which `skill://` URI space, by `uriKey` of its base; no key is a prefix of another. */
+  readonly claims: ReadonlyMap<string, Claim>
+  /** Each skill's address in URI space; none for a skill reached through the tools only. */
+  readonly addresses: ReadonlyMap<Skill, Address>
   readonly byId: ReadonlyMap<string, Skill>
   readonly byName: ReadonlyMap<string, Skill>
   readonly byIdLower: ReadonlyMap<string, Skill>
@@ -140,37 +138,6 @@ const firstBy = <K>(skills: ReadonlyArray<Skill>, key: (skill: Skill) => K): Map
     if (!map.has(k)) map.set(k, skill)
   }
   return map
-}
-
-/** Which skills the Skills extension lists: valid names, one skill per URI (the first wins). */
-const publish = (skills: ReadonlyArray<Skill>) => {
-  const published: Array<Skill> = []
-  const unpublished: Array<UnpublishedSkill> = []
-  const bySkillPath = new Map<string, Skill>()
-  for (const skill of skills) {
-    const problems = nameProblems(skill.name)
-    if (problems.length > 0) {
-      unpublished.push({
-        id: skill.id,
-        file: skill.file,
-        reason: `its name '${skill.name}' breaks the Agent Skills naming rules (${problems.join("; ")})`,
-      })
-      continue
-    }
-    const key = pathKey(skillPathOf(skill))
-    const owner = bySkillPath.get(key)
-    if (owner !== undefined) {
-      unpublished.push({
-        id: skill.id,
-        file: skill.file,
-        reason: `${skillMdUri(skillPathOf(skill))} is already served by ${owner.file} (the first root wins)`,
-      })
-      continue
-    }
-    bySkillPath.set(key, skill)
-    published.push(skill)
-  }
-  return { published, unpublished, bySkillPath }
 }
 
 /**
@@ -321,7 +288,7 @@ export const makeSnapshot = (input: {
   // Built on first use, once per snapshot: a change makes a new snapshot, and most of these
   // are not needed for every one (lookups by id come first; the extension's listing may never
   // be asked for).
-  let published: ReturnType<typeof publish> | undefined
+  let published: Publication | undefined
   const names: NameLookups = (input.replacing && replacedNames(skills, input.replacing)) ?? {
     skills,
     maps: nameMaps(),
@@ -355,8 +322,11 @@ export const makeSnapshot = (input: {
     get unpublished() {
       return publication().unpublished
     },
-    get bySkillPath() {
-      return publication().bySkillPath
+    get claims() {
+      return publication().claims
+    },
+    get addresses() {
+      return publication().addresses
     },
     get byName() {
       return wholeMap("byName")
@@ -423,14 +393,29 @@ export const foldersToWatch = (snapshot: Snapshot): Array<string> => [
   ...snapshot.skipped.map((skipped) => path.dirname(skipped.file)),
 ]
 
-/** Lookup by id or name: exact id, exact name, then the same ignoring case. */
+/** An id or name as `findSkill`'s last resort compares it: NFC and lowercase. */
+const folded = (text: string) => text.normalize("NFC").toLowerCase()
+
+/** A snapshot's ids, then names, by their folded form (the first skill in catalog order wins a key). */
+const byFolded = perSnapshot((snapshot): ReadonlyMap<string, Skill> => {
+  const map = new Map<string, Skill>()
+  for (const key of ["id", "name"] as const)
+    for (const skill of snapshot.skills) if (!map.has(folded(skill[key]))) map.set(folded(skill[key]), skill)
+  return map
+})
+
+/**
+ * Lookup by id or name: exact id, exact name, then the same ignoring case, then ignoring the
+ * Unicode normalisation form too (`café` typed decomposed, or a folder name written so).
+ */
 export const findSkill = (snapshot: Snapshot, query: string): Skill | undefined => {
   const lower = query.toLowerCase()
   return (
     snapshot.byId.get(query) ??
     findByName(snapshot, "byName", query) ??
     findByName(snapshot, "byIdLower", lower) ??
-    findByName(snapshot, "byNameLower", lower)
+    findByName(snapshot, "byNameLower", lower) ??
+    byFolded(snapshot).get(folded(query))
   )
 }
 
@@ -642,7 +627,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const state = yield* Ref.make(makeSnapshot({ skills: [] }))
     const changes = yield* Effect.acquireRelease(PubSub.unbounded<CatalogChange>(), PubSub.shutdown)
     const lock = yield* Effect.makeSemaphore(1)
-    let discovered: Discovered = { candidates: [], notices: [], folders: [], edges: [] }
+    let discovered: Discovered = { candidates: [], nested: [], notices: [], folders: [], edges: [] }
     /** Skill folders of the last discovery (served, skipped or shadowed), for targeted refreshes. */
     let candidateByDir = new Map<string, Candidate>()
     let lastCheck = Number.NEGATIVE_INFINITY
@@ -897,6 +882,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           dir: candidate.dir,
           file: candidate.file,
           root: candidate.root.path,
+          rootReal: candidate.rootReal,
           rootIndex: candidate.rootIndex,
           segments: candidate.segments,
           fingerprint: candidate.fingerprint,
@@ -1009,6 +995,10 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           else if (result?._tag === "Skipped") skipped.push(result.skipped)
           else if (winner !== undefined)
             shadowed.push({ id: candidate.id, file: candidate.file, shadowedBy: winner })
+        }
+        for (const nested of found.nested) {
+          const refused = skippedAs(nested.candidate, "skill-nested", nestedReason(nested))
+          if (refused._tag === "Skipped") skipped.push(refused.skipped)
         }
         const before = yield* Ref.get(state)
         const folders = [...found.folders, ...found.edges]

@@ -5,6 +5,7 @@
  */
 import * as path from "node:path"
 import type { Skill, Snapshot } from "./Catalog.js"
+import type { WithheldFile } from "./SkillFiles.js"
 
 /** A path relative to `cwd` when it is below it, else absolute. */
 export const displayPath = (target: string, cwd: string): string => {
@@ -97,8 +98,15 @@ export const DIAGNOSTICS_HINT =
  * The `skill://diagnostics` document: counts, then every skipped, shadowed, unpublished and
  * warned skill with its reasons (the frontmatter rules the server checks on every skill).
  */
-export const diagnosticsDocument = (snapshot: Snapshot, leftOut: ReadonlyMap<string, string> = new Map()) => {
+export const diagnosticsDocument = (
+  snapshot: Snapshot,
+  leftOut: ReadonlyMap<string, string> = new Map(),
+  withheld: ReadonlyMap<string, ReadonlyArray<WithheldFile>> = new Map(),
+) => {
   const report = catalogReport(snapshot, () => undefined, leftOut)
+  const withheldFiles = snapshot.skills.flatMap((skill) =>
+    (withheld.get(skill.dir) ?? []).map((file) => ({ id: skill.id, path: file.path, reason: file.reason })),
+  )
   const warned = snapshot.skills
     .filter((skill) => skill.diagnostics.length > 0)
     .map((skill) => ({
@@ -115,11 +123,14 @@ export const diagnosticsDocument = (snapshot: Snapshot, leftOut: ReadonlyMap<str
       shadowed: report.shadowed.length,
       unpublished: report.unpublished.length,
       warned: warned.length,
+      withheld: withheldFiles.length,
     },
     skipped: report.skipped,
     shadowed: report.shadowed,
     unpublished: report.unpublished,
     warned,
+    /** Files of served skills that no manifest lists (found once a skill is listed or fetched). */
+    withheld: withheldFiles,
     notices: report.notices,
     hint: DIAGNOSTICS_HINT,
   }

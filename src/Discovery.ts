@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import type { IdFilter } from "./Access.js"
 import { idFilter } from "./Access.js"
 import type { FsPort, Io } from "./FsPort.js"
-import { asyncFs, mapLimit } from "./FsPort.js"
+import { asyncFs, mapLimit, syncFs } from "./FsPort.js"
 import { scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
 import { childPath, fingerprintOf, isInside } from "./Paths.js"
@@ -25,10 +25,14 @@ export const SKILL_FILE = "SKILL.md"
 
 export interface Candidate {
   readonly root: Root
+  /** The root's real path, as resolved when the server started (src/Discovery.ts pins it). */
+  readonly rootReal: string
   /** Position of the root in priority order (0 wins). */
   readonly rootIndex: number
   /** Absolute skill folder, below the root as configured. */
   readonly dir: string
+  /** The skill folder's real path. */
+  readonly real: string
   /** Absolute path of the skill's SKILL.md. */
   readonly file: string
   /** The folder name: the skill's id. */
@@ -43,8 +47,20 @@ export interface DiscoveryNotice {
   readonly reason: string
 }
 
+/** A skill folder inside another skill's folder: not a skill of its own. */
+export interface NestedSkill {
+  readonly candidate: Candidate
+  /** The SKILL.md of the skill whose folder holds it. */
+  readonly outer: string
+}
+
+/** Why a nested skill folder is not served (the `skill-nested` rule). */
+export const nestedReason = ({ outer }: NestedSkill): string =>
+  `its folder is inside the folder of the skill ${outer}: its files are that skill's, not a skill of their own`
+
 export interface DiscoveryResult {
   readonly candidates: ReadonlyArray<Candidate>
+  readonly nested: ReadonlyArray<NestedSkill>
   readonly notices: ReadonlyArray<DiscoveryNotice>
   /** The folders that were read (roots and groups): where a new skill folder would appear. */
   readonly folders: ReadonlyArray<string>
@@ -73,7 +89,15 @@ interface Pending {
   readonly viaLink: boolean
 }
 
-const LEAVES_ROOT = "symbolic link leads outside the skills folder; not followed"
+/**
+ * A link that does not lead to something inside the root. One wording whether its target
+ * exists, is a folder or a file: diagnostics never tell what lies outside the root.
+ */
+export const LEAVES_ROOT = "symbolic link leads outside the skills folder (or nowhere); not followed"
+
+/** A root whose path no longer leads where it led at start (swapped for a link, say). */
+export const ROOT_MOVED =
+  "the skills folder no longer leads to the folder it was when the server started; nothing in it is served until the server is restarted"
 
 /**
  * How a scan looks at a permitted skill's SKILL.md: what `lstat` answers for it, or null when
@@ -92,6 +116,8 @@ interface Found {
 export const discoverRoot = async (
   port: FsPort,
   root: Root,
+  /** The root's real path as pinned at start (see `Discovery`). */
+  pinned: string,
   rootIndex: number,
   maxDepth: number,
   /** Skills the operator exposes (`--allow`/`--deny`); others are passed over unread. */
@@ -107,7 +133,11 @@ export const discoverRoot = async (
   const rootReal = await port.realpath(root.path)
   if (rootReal === null) {
     notices.push({ path: root.path, reason: "the skills folder cannot be read" })
-    return { candidates: [], notices, folders, edges }
+    return { candidates: [], nested: [], notices, folders, edges }
+  }
+  if (rootReal !== pinned) {
+    notices.push({ path: root.path, reason: ROOT_MOVED })
+    return { candidates: [], nested: [], notices, folders, edges }
   }
 
   /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
@@ -134,8 +164,10 @@ export const discoverRoot = async (
     if (!info.isFile()) return null
     return {
       root,
+      rootReal,
       rootIndex,
       dir: pending.dir,
+      real: pending.real,
       file,
       id: pending.name,
       segments: pending.segments.length > 0 ? pending.segments : [pending.name],
@@ -143,14 +175,17 @@ export const discoverRoot = async (
     }
   }
 
-  /** A linked folder's real path, when it is a folder inside the root and not an ancestor (a loop). */
+  /**
+   * A linked folder's real path, when it is a folder inside the root and not an ancestor (a
+   * loop). A link that leads outside the root, or nowhere, gets one notice, whatever is there.
+   */
   const linked = async (parent: Pending, dir: string): Promise<string | null> => {
     const real = await port.realpath(dir)
-    if (real === null || (await port.stat(real))?.isDirectory() !== true) return null
-    if (!isInside(rootReal, real)) {
+    if (real === null || !isInside(rootReal, real)) {
       notices.push({ path: dir, reason: LEAVES_ROOT })
       return null
     }
+    if ((await port.stat(real))?.isDirectory() !== true) return null
     return isInside(real, parent.real) ? null : real
   }
 
@@ -182,7 +217,7 @@ export const discoverRoot = async (
       const name = entry.name
       if (pending.depth === 0 && NAMED_DOT_FOLDERS.has(name)) {
         const dir = path.join(pending.dir, name, "skills")
-        const real = await linked(pending, dir)
+        const real = (await port.lstat(dir)) === null ? null : await linked(pending, dir)
         const direct = path.join(rootReal, name, "skills")
         if (real !== null)
           next.push({ dir, name: "skills", real, segments: [], depth: 2, viaLink: real !== direct })
@@ -220,22 +255,32 @@ export const discoverRoot = async (
     const next = await mapLimit(level, port.concurrency, visit)
     level = next.flat()
   }
-  return { candidates: onePathPerFolder(found), notices, folders, edges }
+  return { candidates: onePathPerFolder(found), nested: [], notices, folders, edges }
 }
 
 /** Every root through `port`, roots in priority order, each root's skills in path order. */
 export const discoverAll = async (
   port: FsPort,
-  roots: ReadonlyArray<Root>,
+  roots: ReadonlyArray<{ readonly root: Root; readonly pinned: string | null }>,
   maxDepth: number,
   permits?: IdFilter,
   look?: SkillFileLook,
 ): Promise<DiscoveryResult> => {
-  const perRoot = await mapLimit(roots, 4, (root, index) =>
-    discoverRoot(port, root, index, maxDepth, permits, look),
+  const perRoot = await mapLimit(roots, 4, ({ root, pinned }, index) =>
+    pinned === null
+      ? {
+          candidates: [],
+          nested: [],
+          notices: [{ path: root.path, reason: "the skills folder cannot be read" }],
+          folders: [],
+          edges: [],
+        }
+      : discoverRoot(port, root, pinned, index, maxDepth, permits, look),
   )
+  const { candidates, nested } = oneSkillPerFolder(perRoot.flatMap((result) => result.candidates))
   return {
-    candidates: perRoot.flatMap((result) => result.candidates),
+    candidates,
+    nested,
     notices: perRoot.flatMap((result) => result.notices),
     folders: perRoot.flatMap((result) => result.folders),
     edges: perRoot.flatMap((result) => result.edges),
@@ -270,6 +315,7 @@ const onePathPerFolder = (found: ReadonlyArray<Found>): Array<Candidate> => {
 export const plainSkillFolder = async (
   port: FsPort,
   root: Root,
+  rootReal: string,
   rootIndex: number,
   dir: string,
   permits?: IdFilter,
@@ -281,7 +327,35 @@ export const plainSkillFolder = async (
   const file = childPath(dir, SKILL_FILE)
   const info = await port.lstat(file)
   if (info === null || !info.isFile()) return null
-  return { root, rootIndex, dir, file, id, segments: [id], fingerprint: fingerprintOf(info) }
+  // Directly in the root, not a link, in a root that still leads where it did at start.
+  if ((await port.realpath(root.path)) !== rootReal) return null
+  const real = childPath(rootReal, id)
+  return { root, rootReal, rootIndex, dir, real, file, id, segments: [id], fingerprint: fingerprintOf(info) }
+}
+
+/**
+ * Across roots: a folder found from two roots (one root inside another) is the first one's
+ * skill only, and a skill folder inside another skill's folder (a root or a link inside a
+ * skill) is no skill of its own: its files are the outer skill's.
+ */
+const oneSkillPerFolder = (
+  found: ReadonlyArray<Candidate>,
+): { readonly candidates: Array<Candidate>; readonly nested: Array<NestedSkill> } => {
+  const byReal = new Map<string, Candidate>()
+  for (const candidate of found) if (!byReal.has(candidate.real)) byReal.set(candidate.real, candidate)
+  const candidates: Array<Candidate> = []
+  const nested: Array<NestedSkill> = []
+  for (const candidate of found) {
+    if (byReal.get(candidate.real) !== candidate) continue
+    let outer: Candidate | undefined
+    for (let dir = path.dirname(candidate.real); outer === undefined; dir = path.dirname(dir)) {
+      outer = byReal.get(dir)
+      if (dir === path.dirname(dir)) break
+    }
+    if (outer === undefined) candidates.push(candidate)
+    else nested.push({ candidate, outer: outer.file })
+  }
+  return { candidates, nested }
 }
 
 const segmentsKey = (segments: ReadonlyArray<string>) => segments.join("/")
@@ -297,13 +371,23 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
     const settings = yield* Settings
     const permits = idFilter(settings.allow, settings.deny)
     /**
+     * Each root's real path, resolved once, when the service is built: a root swapped for a link
+     * later serves nothing (ROOT_MOVED). A root that cannot be resolved yet is pinned when it
+     * first can be.
+     */
+    const pinned = settings.roots.map((root) => ({ root, pinned: syncFs.realpath(root.path) }))
+    const pinRoots = Effect.sync(() => {
+      for (const entry of pinned) entry.pinned ??= syncFs.realpath(entry.root.path)
+      return pinned
+    })
+    /**
      * Every SKILL.md under every root; `port` chooses synchronous or asynchronous I/O, `look`
      * how each permitted SKILL.md is looked at (see `SkillFileLook`).
      */
     const discover = (port: FsPort = asyncFs, look?: SkillFileLook): Effect.Effect<DiscoveryResult> =>
-      Effect.promise(() => discoverAll(port, settings.roots, settings.maxDepth, permits, look)).pipe(
-        Effect.withSpan("Discovery.discover"),
-      )
+      Effect.flatMap(pinRoots, (roots) =>
+        Effect.promise(() => discoverAll(port, roots, settings.maxDepth, permits, look)),
+      ).pipe(Effect.withSpan("Discovery.discover"))
     /**
      * The plain skill of a new folder directly in a root (see `plainSkillFolder`), or null; null
      * too when the folder is inside another root or holds one (nested or repeated roots), where
@@ -311,13 +395,13 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
      */
     const plainSkillIn = (dir: string): Promise<Candidate | null> => {
       const rootIndex = settings.roots.findIndex((root) => root.path === path.dirname(dir))
-      const root = settings.roots[rootIndex]
+      const entry = pinned[rootIndex]
       const elsewhere = settings.roots.some(
         (other, index) => index !== rootIndex && (isInside(other.path, dir) || isInside(dir, other.path)),
       )
-      return root === undefined || elsewhere
+      return entry === undefined || entry.pinned === null || elsewhere
         ? Promise.resolve(null)
-        : plainSkillFolder(asyncFs, root, rootIndex, dir, permits)
+        : plainSkillFolder(asyncFs, entry.root, entry.pinned, rootIndex, dir, permits)
     }
     return { discover, plainSkillIn } as const
   }),

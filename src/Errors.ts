@@ -35,6 +35,7 @@ export const FrontmatterRule = Schema.Literal(
   "yaml-invalid",
   "name-required",
   "description-required",
+  "skill-nested",
 )
 export type FrontmatterRule = typeof FrontmatterRule.Type
 

@@ -13,7 +13,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { displayPath } from "./CatalogReport.js"
 import type { Candidate } from "./Discovery.js"
-import { Discovery, SKILL_FILE } from "./Discovery.js"
+import { Discovery, nestedReason, SKILL_FILE } from "./Discovery.js"
 import { beginsWithFrontmatter, parseSkillText, splitFrontmatter } from "./Frontmatter.js"
 import { isInside, readDirOrNull, statOrNull } from "./Paths.js"
 import { Settings } from "./Settings.js"
@@ -153,7 +153,7 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
     /** The skill's file count and bytes, as the Skills extension's manifest would count them. */
     const sizeOf = (candidate: Candidate) =>
       Effect.map(
-        Effect.option(files.list({ id: candidate.id, dir: candidate.dir, root: candidate.root.path }, "")),
+        Effect.option(files.list({ id: candidate.id, dir: candidate.dir, rootReal: candidate.rootReal }, "")),
         (listing) => {
           if (listing._tag === "None") return undefined
           let count = 0
@@ -178,7 +178,7 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
 
     const checkOne = (candidate: Candidate) =>
       Effect.gen(function* () {
-        const skill = { id: candidate.id, dir: candidate.dir, root: candidate.root.path }
+        const skill = { id: candidate.id, dir: candidate.dir, rootReal: candidate.rootReal }
         const where = at(candidate.file)
         const read = yield* Effect.either(files.readBytes(skill, SKILL_FILE))
         if (Either.isLeft(read)) {
@@ -307,13 +307,23 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
           diagnostics: byLine([...entry.diagnostics, ...extra]),
         }
       })
+      // Folders inside other skills' folders: reported, not checked (they are not skills).
+      const nested = found.nested.map(
+        (entry): LintedSkill => ({
+          id: entry.candidate.id,
+          dir: entry.candidate.dir,
+          file: entry.candidate.file,
+          root: entry.candidate.root.path,
+          diagnostics: [at(entry.candidate.file)(diagnostic("skill-nested", nestedReason(entry)))],
+        }),
+      )
       const notices = [
         ...(yield* linkArtefacts(found.folders)),
         ...found.notices.map((notice) => at(notice.path)(diagnostic("path-skipped", notice.reason))),
       ]
       return summarise(
         settings.roots.map((root) => root.path),
-        skills,
+        [...skills, ...nested],
         notices,
         options.strict,
       )

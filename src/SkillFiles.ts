@@ -39,13 +39,17 @@ import {
   toPosix,
 } from "./Paths.js"
 import { Settings } from "./Settings.js"
+import { fileUri, MANIFEST_SEGMENT, parseSkillUri } from "./Uris.js"
 
 /** The part of a skill SkillFiles needs. */
 export interface SkillRef {
   readonly id: string
   readonly dir: string
-  /** The skills folder (root) the skill was found in: the skill must still be inside it. */
-  readonly root: string
+  /**
+   * The real path of the skills folder (root) the skill was found in, pinned when the server
+   * started (src/Discovery.ts): the skill's folder must still be below it.
+   */
+  readonly rootReal: string
 }
 
 /**
@@ -219,6 +223,36 @@ export const checkRelativePath = (
     }
   }
   return Either.right(segments)
+}
+
+/** A file of a skill that no manifest lists, and why. */
+export interface WithheldFile {
+  /** `/`-separated path relative to the skill folder. */
+  readonly path: string
+  readonly reason: string
+}
+
+/**
+ * Why a file of a skill cannot be listed in its manifest: a manifest advertises each file at a
+ * `skill://` URI, and only a file that URI reads back (with the listed digest and size) may be
+ * listed. `_manifest` at the top level names the file list itself (for older clients); a name
+ * with a backslash, or one that decodes to `..`, cannot be written as a URI segment that
+ * `resources/read` takes. Undefined for a file that can be listed.
+ */
+export const fileUriProblem = (relative: string): string | undefined => {
+  if (relative === MANIFEST_SEGMENT) {
+    return `its URI names the skill's file list (${MANIFEST_SEGMENT}, for clients written before the Skills extension)`
+  }
+  const segments = relative.split("/")
+  const parsed = parseSkillUri(fileUri(["skill"], relative))
+  const roundTrips =
+    Either.isRight(parsed) &&
+    parsed.right.length === segments.length + 1 &&
+    segments.every((segment, index) => parsed.right[index + 1] === segment)
+  if (!roundTrips || Either.isLeft(checkRelativePath("skill", relative))) {
+    return "its name cannot be written as a skill:// URI that reads it back (it holds a backslash, or an escape that decodes to '..'); rename it"
+  }
+  return undefined
 }
 
 /** NUL bytes or invalid UTF-8 mean "binary". */
@@ -420,22 +454,19 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * between two catalog refreshes is refused, not followed.
      */
     const skillBase = (skill: SkillRef) =>
-      Effect.flatMap(realPathsNative([skill.dir, skill.root]), ([base, root]) =>
-        containedBase(skill, base ?? null, root ?? null),
-      )
+      Effect.flatMap(realPathNative(skill.dir), (base) => containedBase(skill, base))
 
-    /** The skill folder's real path, given the real paths of the folder and of its root. */
+    /** The skill folder's real path, given it is the real path of the folder now. */
     const containedBase = (
       skill: SkillRef,
       base: string | null,
-      root: string | null,
     ): Effect.Effect<string, SkillUnreadable | PathEscape> => {
-      if (base === null || root === null) {
+      if (base === null) {
         return Effect.fail(
           new SkillUnreadable({ skillId: skill.id, path: skill.dir, reason: "the skill folder is gone" }),
         )
       }
-      if (!isInside(root, base))
+      if (!isInside(skill.rootReal, base))
         return Effect.fail(new PathEscape({ skillId: skill.id, requested: skill.dir }))
       return Effect.succeed(base)
     }
@@ -443,15 +474,10 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     /** Resolves `requested` inside the skill, or fails without revealing anything outside it. */
     const resolve = Effect.fnUntraced(function* (skill: SkillRef, requested: string) {
       const segments = yield* checkRelativePath(skill.id, requested)
-      // The folder, its root and the target are resolved at once. The target is joined to the
-      // folder as named, not to its real path: with no `..` segment (refused above), both
-      // name the same file.
-      const [dir, root, real] = yield* realPathsNative([
-        skill.dir,
-        skill.root,
-        path.join(skill.dir, ...segments),
-      ])
-      const base = yield* containedBase(skill, dir ?? null, root ?? null)
+      // The folder and the target are resolved at once. The target is joined to the folder as
+      // named, not to its real path: with no `..` segment (refused above), both name the same file.
+      const [dir, real] = yield* realPathsNative([skill.dir, path.join(skill.dir, ...segments)])
+      const base = yield* containedBase(skill, dir ?? null)
       if (real !== null && real !== undefined) {
         if (!isInside(base, real)) return yield* new PathEscape({ skillId: skill.id, requested })
         const resolved: ResolvedPath = {
@@ -986,26 +1012,26 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       PROC_FD
         ? Effect.flatMap(
             Effect.promise(async () => {
-              const [fd, root] = await Promise.all([
-                fsCalls.open(skill.dir, constants.O_RDONLY | constants.O_DIRECTORY).catch(() => null),
-                asyncFs.realpath(skill.root),
-              ])
-              if (fd === null) return { base: await asyncFs.realpath(skill.dir), root }
+              const fd = await fsCalls
+                .open(skill.dir, constants.O_RDONLY | constants.O_DIRECTORY)
+                .catch(() => null)
+              if (fd === null) return { base: await asyncFs.realpath(skill.dir) }
               const close = () => fsCallback.close(fd, () => undefined)
               const opened = await openedPath(fd)
               if (opened === null) {
                 close()
-                return { base: await asyncFs.realpath(skill.dir), root }
+                return { base: await asyncFs.realpath(skill.dir) }
               }
               if (opened.endsWith(" (deleted)")) {
                 // Removed since it was opened: the folder is gone.
                 close()
-                return { base: null, root }
+                return { base: null }
               }
-              return { base: opened, root, access: { at: `/proc/self/fd/${fd}`, close } }
+              const access: FolderAccess = { at: `/proc/self/fd/${fd}`, close }
+              return { base: opened, access }
             }),
-            ({ base, root, access }) =>
-              containedBase(skill, base, root).pipe(
+            ({ base, access }: { readonly base: string | null; readonly access?: FolderAccess }) =>
+              containedBase(skill, base).pipe(
                 Effect.map((contained) =>
                   access === undefined ? { base: contained } : { base: contained, access },
                 ),
@@ -1023,6 +1049,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       const files: Array<{ readonly path: string; readonly real: string; readonly info: Stats }> = []
       let total = 0
       let problem: string | undefined
+      const unservable: Array<WithheldFile> = []
       const complete = yield* walk(
         skill,
         base,
@@ -1030,6 +1057,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         "",
         (entry, entryPath) => {
           if (entry.type === "directory") return true
+          const uriProblem = fileUriProblem(entryPath)
+          if (uriProblem !== undefined) {
+            unservable.push({ path: entryPath, reason: uriProblem })
+            return true
+          }
           if (files.length >= MAX_SKILL_FILES) {
             problem = `it has more than ${MAX_SKILL_FILES} files`
             return false
@@ -1051,11 +1083,15 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       if (problem === undefined && !complete) {
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`
       }
+      if (unservable.length === 0) withheld.delete(skill.dir)
+      else withheld.set(skill.dir, unservable)
       return { base, files, ...(problem === undefined ? {} : { problem }) }
     })
 
     /** Skills found unservable over the extension, by folder, with the reason (see `leftOut`). */
     const leftOut = new Map<string, string>()
+    /** Files left out of skills' manifests, by skill folder (see `fileUriProblem`). */
+    const withheld = new Map<string, ReadonlyArray<WithheldFile>>()
     const noteLeftOut = (skill: SkillRef, problem: string | undefined) => {
       if (problem === undefined) leftOut.delete(skill.dir)
       else leftOut.set(skill.dir, problem)
@@ -1219,6 +1255,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
        * These show only once looked at: the catalog never walks a skill's files by itself.
        */
       leftOut: (): ReadonlyMap<string, string> => leftOut,
+      /**
+       * Files left out of skills' manifests because no `skill://` URI reads them back (see
+       * `fileUriProblem`), by skill folder, as found when each skill was last listed or fetched.
+       */
+      withheld: (): ReadonlyMap<string, ReadonlyArray<WithheldFile>> => withheld,
       maxFileBytes,
     } as const
   }),

@@ -32,8 +32,11 @@ export const skillPathOf = (skill: UriSubject): ReadonlyArray<string> => [
   skill.name,
 ]
 
-/** The lookup key of a skill path (decoded segments joined with `/`). */
+/** Decoded segments joined with `/`. */
 export const pathKey = (segments: ReadonlyArray<string>): string => segments.join("/")
+
+/** The lookup key of URI segments: NFC, so `café` matches however a client composed it. */
+export const uriKey = (segments: ReadonlyArray<string>): string => pathKey(segments).normalize("NFC")
 
 /**
  * A path segment as written in a URI: letters and digits of any script stay as they are, so
@@ -104,18 +107,22 @@ export type UriTarget<S> =
       readonly rest: ReadonlyArray<string>
     }
 
-export interface UriIndex<S> {
-  readonly bySkillPath: ReadonlyMap<string, S>
-  readonly byId: ReadonlyMap<string, S>
+/** A URI space a skill owns (src/Publication.ts decides which). */
+export interface UriClaim<S> {
+  readonly skill: S
+  /** The URI path of the skill's folder: its `<skill-path>`, or its id for older clients. */
+  readonly base: ReadonlyArray<string>
+  /** True when `base` is the published `<skill-path>`. */
+  readonly published: boolean
 }
 
 /**
  * Resolves decoded URI segments: `prompt-xml` and `diagnostics` (unless `documents` is false:
- * a directory read looks for folders only), then the longest published `<skill-path>` prefix,
- * then a skill id (URIs of clients written before the extension).
+ * a directory read looks for folders only), then the claim whose base is a prefix of them. No
+ * claim's base is a prefix of another's, so at most one matches.
  */
 export const resolveSegments = <S>(
-  index: UriIndex<S>,
+  claims: ReadonlyMap<string, UriClaim<S>>,
   segments: ReadonlyArray<string>,
   documents = true,
 ): UriTarget<S> | undefined => {
@@ -124,16 +131,13 @@ export const resolveSegments = <S>(
     if (DIAGNOSTICS_URI === `${SCHEME}${segments[0]}`) return { _tag: "Diagnostics" }
   }
   for (let length = segments.length; length > 0; length--) {
-    const base = segments.slice(0, length)
-    const skill = index.bySkillPath.get(pathKey(base))
-    if (skill !== undefined)
-      return { _tag: "Skill", skill, base, published: true, rest: segments.slice(length) }
+    const claim = claims.get(uriKey(segments.slice(0, length)))
+    if (claim !== undefined) {
+      const { skill, base, published } = claim
+      return { _tag: "Skill", skill, base, published, rest: segments.slice(length) }
+    }
   }
-  const [first, ...rest] = segments
-  const skill = first === undefined ? undefined : index.byId.get(first)
-  return skill === undefined || first === undefined
-    ? undefined
-    : { _tag: "Skill", skill, base: [first], published: false, rest }
+  return undefined
 }
 
 /** A URI parameter of a request: at most MAX_URI_CHARS characters (longer is -32602, unread). */

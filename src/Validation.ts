@@ -26,6 +26,10 @@ export const RULES = {
   },
   "name-required": { severity: "error", summary: "`name` is present, a string, not empty" },
   "description-required": { severity: "error", summary: "`description` is present, a string, not empty" },
+  "skill-nested": {
+    severity: "error",
+    summary: "the skill folder is not inside another skill's folder (through a root or a link)",
+  },
   "name-length": { severity: "error", summary: "`name` is 1-64 characters (after NFKC normalisation)" },
   "name-characters": {
     severity: "error",

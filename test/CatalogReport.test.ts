@@ -59,7 +59,14 @@ describe("catalogReport", () => {
       expect(report.unpublished.map((left) => left.id)).toEqual(["notes"])
 
       const document = diagnosticsDocument(snapshot)
-      expect(document.counts).toEqual({ served: 2, skipped: 2, shadowed: 1, unpublished: 1, warned: 2 })
+      expect(document.counts).toEqual({
+        served: 2,
+        skipped: 2,
+        shadowed: 1,
+        unpublished: 1,
+        warned: 2,
+        withheld: 0,
+      })
       expect(document.warned.map((warned) => [warned.id, warned.diagnostics.map((d) => d.rule)])).toEqual([
         ["notes", ["name-characters", "name-matches-folder"]],
         ["pdf", ["unknown-field"]],
@@ -96,6 +103,7 @@ describe("catalogReport", () => {
         shadowed: 0,
         unpublished: 0,
         warned: 0,
+        withheld: 0,
       })
     }),
   )

@@ -10,7 +10,7 @@ describe.each([
   ["asynchronous", asyncFs],
 ] as const)("Discovery (%s reads)", (_label, port) => {
   const discover = (root: string, maxDepth = 4) =>
-    Effect.promise(() => discoverRoot(port, { path: root, explicit: true }, 0, maxDepth)).pipe(
+    Effect.promise(() => discoverRoot(port, { path: root, explicit: true }, root, 0, maxDepth)).pipe(
       Effect.map((result) => ({
         found: result.candidates.map((candidate) => `${candidate.id}@${candidate.segments.join("/")}`),
         notices: result.notices,
@@ -108,7 +108,9 @@ describe.each([
           return port.readdir(dir)
         },
       }
-      const result = yield* Effect.promise(() => discoverRoot(counting, { path: root, explicit: true }, 0, 5))
+      const result = yield* Effect.promise(() =>
+        discoverRoot(counting, { path: root, explicit: true }, root, 0, 5),
+      )
       expect(result.candidates.map((candidate) => candidate.id).sort()).toEqual(["x", "y"])
       // The root, a and b (each read directly; through a link they are not read again).
       expect(reads).toBe(3)
@@ -124,7 +126,9 @@ describe.each([
           "a/b/c/skill/SKILL.md": skillMd("skill", "d"),
           ".claude/settings.json": "{}",
         })
-        const result = yield* Effect.promise(() => discoverRoot(port, { path: root, explicit: true }, 0, 4))
+        const result = yield* Effect.promise(() =>
+          discoverRoot(port, { path: root, explicit: true }, root, 0, 4),
+        )
         expect([...result.edges].sort()).toEqual([`${root}/.claude`, `${root}/a/b/c/d`])
         expect(result.folders).not.toContain(`${root}/a/b/c/d`)
       }),
@@ -146,8 +150,8 @@ describe.each([
       const rootSetting = { path: root, explicit: true }
       const permits = (id: string) => id !== "denied"
       const plain = (dir: string) =>
-        Effect.promise(() => plainSkillFolder(port, rootSetting, 0, `${root}/${dir}`, permits))
-      const discovered = yield* Effect.promise(() => discoverRoot(port, rootSetting, 0, 4, permits))
+        Effect.promise(() => plainSkillFolder(port, rootSetting, root, 0, `${root}/${dir}`, permits))
+      const discovered = yield* Effect.promise(() => discoverRoot(port, rootSetting, root, 0, 4, permits))
       expect(yield* plain("plain")).toEqual(
         discovered.candidates.find((candidate) => candidate.id === "plain"),
       )

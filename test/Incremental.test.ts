@@ -341,7 +341,7 @@ describe("incremental refresh", () => {
           const catalog = yield* Catalog
           yield* watchCatalog(catalog)
           // The outer root comes first: it serves the skills, at their paths there; the inner
-          // root's view of the same folders is shadowed.
+          // root's view of the same folders is the same skill, not a shadow of it.
           yield* Effect.promise(async () => {
             await fs.mkdir(`${inner}/fresh`)
             await fs.writeFile(`${inner}/fresh/SKILL.md`, skillMd("fresh", "Fresh, in both roots."))
@@ -350,10 +350,7 @@ describe("incremental refresh", () => {
             expect(snapshot.byId.get("fresh")?.segments).toEqual(["sub", "fresh"]),
           ).pipe(Effect.zipRight(catalog.snapshot))
           expect(found.byId.get("fresh")?.root).toBe(outer)
-          expect(found.shadowed.map((shadow) => shadow.file)).toEqual([
-            `${inner}/fresh/SKILL.md`,
-            `${inner}/old/SKILL.md`,
-          ])
+          expect(found.shadowed).toEqual([])
 
           // A skill there from the start, edited: still the outer root's, at its path there.
           yield* Effect.promise(() =>
@@ -441,19 +438,18 @@ describe("incremental refresh", () => {
         const catalog = yield* Catalog
         yield* Effect.promise(async () => {
           const staging = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-staging-"))
-          await fs.writeFile(`${staging}/SKILL.md`, skillMd("pack", "A pack."))
           await fs.mkdir(`${staging}/inner/y`, { recursive: true })
           await fs.writeFile(`${staging}/inner/y/SKILL.md`, skillMd("y", "Y, in the second root."))
           await fs.rename(staging, `${outer}/pack`)
         })
         yield* catalog.refreshPaths([`${outer}/pack`])
         const packed = yield* catalog.peek
-        expect(packed.byId.get("pack")?.root).toBe(outer)
+        // Below the outer root's depth limit: the second root's skill.
         expect(packed.byId.get("y")?.root).toBe(later)
         expect(packed.notices).toEqual([])
         yield* catalog.refresh
         expect(yield* catalog.peek).toBe(packed)
-      }).pipe(Effect.provide(servicesFor([outer, later], { refreshIntervalMs: 3_600_000 })))
+      }).pipe(Effect.provide(servicesFor([outer, later], { refreshIntervalMs: 3_600_000, maxDepth: 2 })))
     }),
   )
 

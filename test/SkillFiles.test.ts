@@ -39,7 +39,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     Effect.gen(function* () {
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root }
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
       expect((yield* files.readText(skill, "references/guide.md")).text).toBe("guide")
       expect((yield* files.readText(skill, "./references//guide.md")).text).toBe("guide")
       expect((yield* files.readText(skill, "inner-link.md")).text).toBe("guide")
@@ -57,9 +57,11 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         "secret.md": skillMd("secret", "S", "secret body\n"),
       })
       const files = yield* SkillFiles
-      const linked = yield* files.loadSkill({ id: "linked", dir: `${root}/linked`, root })
+      const linked = yield* files.loadSkill({ id: "linked", dir: `${root}/linked`, rootReal: root })
       expect(linked.body).toBe("linked body\n")
-      const outward = yield* Effect.flip(files.loadSkill({ id: "outward", dir: `${root}/outward`, root }))
+      const outward = yield* Effect.flip(
+        files.loadSkill({ id: "outward", dir: `${root}/outward`, rootReal: root }),
+      )
       expect(outward._tag).toBe("PathEscape")
     }),
   )
@@ -82,7 +84,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       const root = yield* fixture()
       const files = yield* SkillFiles
       const error = yield* Effect.flip(
-        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, root }, requested),
+        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }, requested),
       )
       expect(error._tag).toBe("PathEscape")
       expect(error.message).not.toContain("secret")
@@ -97,7 +99,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       const root = yield* fixture()
       const files = yield* SkillFiles
       const error = yield* Effect.flip(
-        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, root }, requested),
+        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }, requested),
       )
       expect(error._tag).toBe("InvalidArgument")
       expect(error.message).toContain("NUL")
@@ -115,7 +117,9 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         "pdf/secret": "decoy inside the skill",
       })
       const files = yield* SkillFiles
-      const error = yield* Effect.flip(files.readText({ id: "pdf", dir: `${root}/pdf`, root }, "x.md"))
+      const error = yield* Effect.flip(
+        files.readText({ id: "pdf", dir: `${root}/pdf`, rootReal: root }, "x.md"),
+      )
       expect(error._tag).toBe("PathEscape")
     }),
   )
@@ -125,7 +129,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       const root = yield* fixture()
       const files = yield* SkillFiles
       const error = yield* Effect.flip(
-        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, root }, "references/nope.md"),
+        files.readText({ id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }, "references/nope.md"),
       )
       expect(error._tag).toBe("FileNotFound")
       expect(error.message).toContain("references/nope.md")
@@ -136,7 +140,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     Effect.gen(function* () {
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root }
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
       const big = yield* Effect.flip(files.readText(skill, "big.txt"))
       expect(big._tag).toBe("FileTooLarge")
       expect(big.message).toContain("2048 bytes")
@@ -152,7 +156,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     Effect.gen(function* () {
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const listing = yield* files.list({ id: "pdf", dir: `${root}/skills/pdf`, root }, "")
+      const listing = yield* files.list({ id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }, "")
       expect(listing.entries.map((entry) => entry.path)).toEqual([
         "SKILL.md",
         "assets",
@@ -164,7 +168,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         "references/deep/more.md",
         "references/guide.md",
       ])
-      const sub = yield* files.read({ id: "pdf", dir: `${root}/skills/pdf`, root }, "references")
+      const sub = yield* files.read({ id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }, "references")
       expect(sub._tag === "Listing" && sub.listing.entries.map((entry) => entry.path)).toEqual([
         "references/deep",
         "references/deep/more.md",
@@ -184,7 +188,7 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       const minuteAgo = new Date(Date.now() - 60_000)
       yield* Effect.promise(() => fs.utimes(`${root}/pdf/many`, minuteAgo, minuteAgo))
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/pdf`, root }
+      const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
       const page = (offset: number) =>
         Effect.map(files.children(skill, "many", offset, 2), ({ entries }) =>
           entries.map((entry) => entry.path),
@@ -214,7 +218,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         "secret.txt": "secret",
       })
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/pdf`, root }
+      const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
       const manifest = yield* files.manifest(skill)
       expect(manifest.files).toEqual([
         { path: "SKILL.md", size: skillMd("pdf", "PDF").length, digest: sha(skillMd("pdf", "PDF")) },
@@ -240,7 +244,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       for (const file of ["pdf/SKILL.md", "pdf/references/guide.md"])
         yield* Effect.promise(() => fs.utimes(`${root}/${file}`, hourAgo, hourAgo))
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/pdf`, root }
+      const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
       const info = yield* Effect.promise(() => fs.stat(`${root}/pdf/SKILL.md`))
       const fingerprint = { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs }
       // The catalog's own parse of the same file: equal, but another object.
@@ -320,7 +324,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     for (let i = 0; i < 100; i++) tree[`skills/pdf/aaa/${i}.md`] = `inside ${i}`
     const root = yield* tempTree(tree)
     const files = yield* SkillFiles
-    const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
+    const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
     return { files, skill, stop: swapping(`${root}/skills/pdf/refs`, `${root}/outside`) }
   })
 
@@ -386,7 +390,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         "outside/SKILL.md": skillMd("pdf", "PDF", `${SECRET}\n`),
       })
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root: `${root}/skills` }
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
       const stop = swapping(skill.dir, `${root}/outside`)
       yield* underSwaps(stop, 200, files.loadSkill(skill), (loaded) => expect(loaded.body).toBe("inside\n"))
     }),
@@ -417,7 +421,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         ),
         () => Effect.sync(() => Reflect.set(fsCalls, "readdir", readdir)),
       )
-      const manifest = yield* files.manifest({ id: "pdf", dir: `${root}/pdf`, root })
+      const manifest = yield* files.manifest({ id: "pdf", dir: `${root}/pdf`, rootReal: root })
       expect(manifest.files.map((file) => file.path)).toEqual([
         "SKILL.md",
         "a/1.md",
@@ -448,7 +452,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const files = yield* SkillFiles
       const openDescriptors = () => readdirSync("/proc/self/fd").length
       const before = openDescriptors()
-      const refused = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many`, root }))
+      const refused = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many`, rootReal: root }))
       expect(refused.message).toContain("more than 512 files")
       // Descriptors are closed in the background: 5 s at most.
       const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
@@ -465,7 +469,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const second = Math.ceil(Date.now() / 1000) + 1
       yield* Effect.promise(() => fs.utimes(notes, second, second))
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/pdf`, root }
+      const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
       const digestOfNotes = (manifest: { readonly files: ReadonlyArray<{ path: string; digest: string }> }) =>
         manifest.files.find((file) => file.path === "notes.md")?.digest
       expect(digestOfNotes(yield* files.manifest(skill))).toBe(sha("aaaa"))
@@ -487,9 +491,9 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         "big/big.txt": "x".repeat(2048),
       })
       const files = yield* SkillFiles
-      const tooMany = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many`, root }))
+      const tooMany = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many`, rootReal: root }))
       expect(tooMany.message).toContain("more than 512 files")
-      const tooBig = yield* Effect.flip(files.manifest({ id: "big", dir: `${root}/big`, root }))
+      const tooBig = yield* Effect.flip(files.manifest({ id: "big", dir: `${root}/big`, rootReal: root }))
       expect(tooBig.message).toContain("'big.txt' is 2048 bytes")
     }),
   )
@@ -500,7 +504,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       if (process.platform !== "linux") return
       const root = yield* fixture()
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root }
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
       const real = yield* Effect.promise(() => fs.realpath(skill.dir))
       const openDescriptors = () => readdirSync("/proc/self/fd").length
       const before = openDescriptors()

@@ -51,36 +51,28 @@ describe("skill:// URIs", () => {
     expect(Either.isLeft(parseSkillUri(uri))).toBe(true)
   })
 
-  it("resolves the longest published skill path, then ids, then prompt-xml", () => {
-    const group = skill("acme", "acme", ["acme"])
+  it("resolves the claim whose base prefixes the URI, and prompt-xml before any skill", () => {
     const nested = skill("refunds", "refunds", ["acme", "billing", "refunds"])
     const human = skill("notes", "Release Notes", ["notes"])
-    const index = {
-      bySkillPath: new Map([
-        ["acme", group],
-        ["acme/billing/refunds", nested],
-      ]),
-      byId: new Map([
-        ["acme", group],
-        ["refunds", nested],
-        ["notes", human],
-      ]),
-    }
-    expect(resolveSegments(index, ["acme", "billing", "refunds", "SKILL.md"])).toMatchObject({
+    const claims = new Map([
+      ["acme/billing/refunds", { skill: nested, base: ["acme", "billing", "refunds"], published: true }],
+      ["notes", { skill: human, base: ["notes"], published: false }],
+      ["café", { skill: human, base: ["café"], published: false }],
+    ])
+    expect(resolveSegments(claims, ["acme", "billing", "refunds", "SKILL.md"])).toMatchObject({
       skill: nested,
       published: true,
       rest: ["SKILL.md"],
     })
-    expect(resolveSegments(index, ["acme", "references", "x.md"])).toMatchObject({
-      skill: group,
-      rest: ["references", "x.md"],
-    })
-    expect(resolveSegments(index, ["notes", "_manifest"])).toMatchObject({
+    expect(resolveSegments(claims, ["notes", "_manifest"])).toMatchObject({
       skill: human,
       published: false,
       rest: ["_manifest"],
     })
-    expect(resolveSegments(index, ["prompt-xml"])).toEqual({ _tag: "PromptXml" })
-    expect(resolveSegments(index, ["nobody"])).toBeUndefined()
+    // Either Unicode normalisation form of a segment finds its claim.
+    expect(resolveSegments(claims, ["cafe\u0301"])).toMatchObject({ skill: human, base: ["café"] })
+    expect(resolveSegments(claims, ["prompt-xml"])).toEqual({ _tag: "PromptXml" })
+    expect(resolveSegments(claims, ["acme", "billing"])).toBeUndefined()
+    expect(resolveSegments(claims, ["nobody"])).toBeUndefined()
   })
 })

@@ -465,13 +465,15 @@ describe("the rule table", () => {
       expect(["error", "warning"]).toContain(RULES[rule].severity)
       expect(RULES[rule].summary.length).toBeGreaterThan(10)
     }
-    // These need the disk (or a file's bytes): Lint.test.ts and test/e2e/validate.test.ts.
+    // These need the disk (or a file's bytes): Lint.test.ts, test/e2e/validate.test.ts and
+    // test/e2e/roots.test.ts.
     const onDisk = new Set<RuleId>([
       "skill-unreadable",
       "frontmatter-not-first",
       "reference-missing",
       "reference-outside",
       "path-skipped",
+      "skill-nested",
     ])
     expect(RULE_IDS.filter((rule) => !covered.has(rule) && !onDisk.has(rule))).toEqual([])
   })

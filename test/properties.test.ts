@@ -87,7 +87,7 @@ layer(SkillFilesTest)("SkillFiles.resolve (on disk)", (it) => {
         "secret.txt": SECRET,
       })
       const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, root }
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
       const base = `${root}/skills/pdf`
       const samples = fc.sample(hostilePath, { numRuns: 3_000, seed: 20261122 })
       let served = 0

@@ -1,9 +1,9 @@
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { complete } from "../src/mcp/completion.js"
+import { makeCompleter } from "../src/mcp/completion.js"
 import { listPrompts, SKILL_PROMPT } from "../src/mcp/prompts.js"
-import { listResources } from "../src/mcp/resources.js"
+import { listResources, SKILL_FILE_TEMPLATE } from "../src/mcp/resources.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -20,6 +20,7 @@ describe("resources/list, prompts/list and completion", () => {
         result.resources.map((resource) => resource.name),
       )
       const prompts = Effect.map(listPrompts({}), (result) => result.prompts.map((prompt) => prompt.name))
+      const complete = yield* makeCompleter(() => Effect.succeed(undefined))
       const completions = (value: string) =>
         Effect.map(
           complete({ ref: { type: "ref/prompt", name: SKILL_PROMPT }, argument: { name: "name", value } }),
@@ -40,6 +41,40 @@ describe("resources/list, prompts/list and completion", () => {
         expect(yield* names).toEqual(["prompt-xml", "diagnostics", "alpha", "beta", "gamma"])
         expect(yield* prompts).toEqual(["init-skills", SKILL_PROMPT, "alpha", "beta", "gamma"])
         expect(yield* completions("g")).toEqual(["gamma"])
+      }).pipe(Effect.provide(servicesFor([root], { watch: false })))
+    }),
+  )
+})
+
+describe("completion of a skill's file paths", () => {
+  it.scoped("lists the skill's files once while a client completes keystroke by keystroke", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "PDF."),
+        "pdf/references/forms.md": "forms",
+        "pdf/references/fonts.md": "fonts",
+      })
+      let listings = 0
+      const complete = yield* makeCompleter(() =>
+        Effect.sync(() => {
+          listings++
+          return ["SKILL.md", "references", "references/fonts.md", "references/forms.md"]
+        }),
+      )
+      const paths = (value: string) =>
+        Effect.map(
+          complete({
+            ref: { type: "ref/resource", uri: SKILL_FILE_TEMPLATE },
+            argument: { name: "path", value },
+            context: { arguments: { skill: "pdf" } },
+          }),
+          (result) => result.completion.values,
+        )
+      yield* Effect.gen(function* () {
+        expect(yield* paths("r")).toEqual(["references", "references/fonts.md", "references/forms.md"])
+        expect(yield* paths("references/fo")).toEqual(["references/fonts.md", "references/forms.md"])
+        expect(yield* paths("references/for")).toEqual(["references/forms.md"])
+        expect(listings).toBe(1)
       }).pipe(Effect.provide(servicesFor([root], { watch: false })))
     }),
   )

@@ -37,7 +37,7 @@ import type { Snapshot } from "../Catalog.js"
 import { Catalog, foldersToWatch } from "../Catalog.js"
 import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
-import { echo } from "../Errors.js"
+import { echo, InvalidArgument } from "../Errors.js"
 import { RequestWait } from "../EventLoop.js"
 import { optimizeLater } from "../HeapTuning.js"
 import { collectAtHandshake, CHECK_MS as IDLE_CHECK_MS, idleCollector } from "../IdleGc.js"
@@ -50,7 +50,7 @@ import { SkillFiles } from "../SkillFiles.js"
 import { MANIFEST_SEGMENT } from "../Uris.js"
 import { VERSION } from "../version.js"
 import { Watcher } from "../Watcher.js"
-import { CompleteParams, complete } from "./completion.js"
+import { CompleteParams, makeCompleter } from "./completion.js"
 import { GetPromptParams, getPrompt, ListPromptsParams, listPrompts } from "./prompts.js"
 import { decodeParams, makeRunner, outcomeOf, ProtocolError } from "./Run.js"
 import {
@@ -85,6 +85,11 @@ export const SERVER_NAME = "skills-mcp"
  * says so on stderr.
  */
 const DRAIN_STALL_MS = 1_000
+/**
+ * Subscriptions one client may hold: each may add a watch, and the system's limit on watches is
+ * shared by every process of the user.
+ */
+export const MAX_SUBSCRIPTIONS = 256
 /** Without a watcher, subscribed files are re-checked this often (only while there are any). */
 const SUBSCRIPTION_POLL = "2 seconds"
 
@@ -265,6 +270,12 @@ export const makeServer = (
           }),
         )
       })
+    const complete = yield* makeCompleter((skill) =>
+      files.list(skill, "").pipe(
+        Effect.map((listing) => listing.entries.map((entry) => entry.path)),
+        Effect.orElseSucceed(() => undefined),
+      ),
+    )
     const subscriptions = new Map<string, { signature: string; folders: ReadonlyArray<string> }>()
     const logLeftOut = makeLeftOutLog()
 
@@ -277,8 +288,7 @@ export const makeServer = (
         const current = yield* catalog.peek
         const target = yield* resolveUri(current, uri)
         if (target._tag === "PromptXml") return { signature: `catalog ${current.version}`, folders: [] }
-        if (target._tag === "Diagnostics")
-          return { signature: diagnosticsText(current, files.leftOut()), folders: [] }
+        if (target._tag === "Diagnostics") return { signature: diagnosticsText(current, files), folders: [] }
         if (target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT) {
           const { files: listed } = yield* files.manifest(target.skill)
           const folders = new Set(
@@ -354,6 +364,12 @@ export const makeServer = (
             "resources/subscribe",
             uri,
             Effect.gen(function* () {
+              if (!subscriptions.has(uri) && subscriptions.size >= MAX_SUBSCRIPTIONS) {
+                return yield* new InvalidArgument({
+                  argument: "uri",
+                  reason: `this client already holds ${MAX_SUBSCRIPTIONS} subscriptions, the most one client may hold; unsubscribe from one first`,
+                })
+              }
               const target = yield* resolveUri(yield* catalog.snapshot, uri)
               if (target._tag === "Skill") {
                 const manifest = target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT

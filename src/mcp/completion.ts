@@ -3,11 +3,12 @@
  * skill file resource template. Anything else (unknown prompts, templates or arguments)
  * completes to an empty list, not an error.
  */
+import * as Cache from "effect/Cache"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { Skill } from "../Catalog.js"
 import { Catalog, findSkill, perSnapshot } from "../Catalog.js"
-import { SkillFiles } from "../SkillFiles.js"
-import { MAX_URI_CHARS, pathKey } from "../Uris.js"
+import { MAX_URI_CHARS, pathKey, uriKey } from "../Uris.js"
 import { SKILL_PROMPT } from "./prompts.js"
 import { addressOf, SKILL_FILE_TEMPLATE } from "./resources.js"
 
@@ -73,24 +74,43 @@ const completion = ({ values, lower }: Candidates, value: string) => {
 
 const EMPTY = { completion: { values: [], total: 0, hasMore: false } }
 
-export const complete = (params: typeof CompleteParams.Type) =>
+/** How long a skill's file list is kept for completing paths: a client asks at every keystroke. */
+const FILE_LIST_TTL = "5 seconds"
+
+/**
+ * The completion handler. A skill's file paths are listed once and kept for a few seconds
+ * (and for at most 64 skills), not walked again at every keystroke; `listFiles` is how they
+ * are listed (SkillFiles' recursive listing).
+ */
+export const makeCompleter = <R>(
+  listFiles: (skill: Skill) => Effect.Effect<ReadonlyArray<string> | undefined, never, R>,
+) =>
   Effect.gen(function* () {
-    const catalog = yield* Catalog
-    const snapshot = yield* catalog.snapshot
-    const { ref, argument } = params
-    if (ref.type === "ref/prompt") {
-      if (ref.name !== SKILL_PROMPT || argument.name !== "name") return EMPTY
-      return completion(namesAndIds(snapshot), argument.value)
-    }
-    if (ref.uri !== SKILL_FILE_TEMPLATE) return EMPTY
-    if (argument.name === "skill") return completion(skillPaths(snapshot), argument.value)
-    if (argument.name !== "path") return EMPTY
-    const chosen = params.context?.arguments?.skill
-    const skill =
-      chosen === undefined ? undefined : (snapshot.bySkillPath.get(chosen) ?? findSkill(snapshot, chosen))
-    if (skill === undefined) return EMPTY
-    const files = yield* SkillFiles
-    const listing = yield* files.list(skill, "").pipe(Effect.orElseSucceed(() => undefined))
-    if (listing === undefined) return EMPTY
-    return completion(candidatesOf(listing.entries.map((entry) => entry.path)), argument.value)
+    const fileLists = yield* Cache.make({
+      capacity: 64,
+      timeToLive: FILE_LIST_TTL,
+      lookup: (skill: Skill) =>
+        Effect.map(listFiles(skill), (paths) => (paths === undefined ? undefined : candidatesOf(paths))),
+    })
+    return (params: typeof CompleteParams.Type) =>
+      Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const snapshot = yield* catalog.snapshot
+        const { ref, argument } = params
+        if (ref.type === "ref/prompt") {
+          if (ref.name !== SKILL_PROMPT || argument.name !== "name") return EMPTY
+          return completion(namesAndIds(snapshot), argument.value)
+        }
+        if (ref.uri !== SKILL_FILE_TEMPLATE) return EMPTY
+        if (argument.name === "skill") return completion(skillPaths(snapshot), argument.value)
+        if (argument.name !== "path") return EMPTY
+        const chosen = params.context?.arguments?.skill
+        const skill =
+          chosen === undefined
+            ? undefined
+            : (snapshot.claims.get(uriKey(chosen.split("/")))?.skill ?? findSkill(snapshot, chosen))
+        if (skill === undefined) return EMPTY
+        const paths = yield* fileLists.get(skill)
+        return paths === undefined ? EMPTY : completion(paths, argument.value)
+      })
   })

@@ -16,6 +16,7 @@ import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
 import type { CatalogEntry } from "../instructions.js"
 import { renderAvailableSkills } from "../instructions.js"
 import { statOrNull } from "../Paths.js"
+import type { Address } from "../Publication.js"
 import { defaults, Settings } from "../Settings.js"
 import { isBinary, mimeTypeOf, SkillFiles } from "../SkillFiles.js"
 import type { UriTarget } from "../Uris.js"
@@ -25,10 +26,8 @@ import {
   MANIFEST_SEGMENT,
   PROMPT_XML_URI,
   parseSkillUri,
-  pathKey,
   resolveSegments,
   skillMdUri,
-  skillPathOf,
   UriString,
 } from "../Uris.js"
 import { CACHE_HINTS } from "./skills.js"
@@ -44,25 +43,9 @@ export const ListResourcesParams = Schema.Struct({ cursor: Schema.optional(Schem
 export const SKILL_FILE_TEMPLATE = "skill://{+skill}/{+path}"
 export const DIRECTORY_MIME = "inode/directory"
 
-export interface Address {
-  /** The URI path of the skill's folder: its `<skill-path>`, or its id. */
-  readonly base: ReadonlyArray<string>
-  readonly published: boolean
-}
-
-/**
- * Where a skill's files live in URI space: its published `<skill-path>`; else, for a skill the
- * Skills extension does not list, `skill://<id>` when that URI leads back to it (a published
- * skill at that path, or the catalog documents, take the URI first). Undefined when neither.
- */
-export const addressOf = (snapshot: Snapshot, skill: Skill): Address | undefined => {
-  const skillPath = skillPathOf(skill)
-  if (snapshot.bySkillPath.get(pathKey(skillPath)) === skill) return { base: skillPath, published: true }
-  const target = resolveSegments(snapshot, [skill.id])
-  return target?._tag === "Skill" && target.skill === skill
-    ? { base: [skill.id], published: false }
-    : undefined
-}
+/** Where a skill's files live in URI space (src/Publication.ts decides); undefined for none. */
+export const addressOf = (snapshot: Snapshot, skill: Skill): Address | undefined =>
+  snapshot.addresses.get(skill)
 
 /**
  * The URI of a skill's SKILL.md as a resource: `skill://<skill-path>/SKILL.md`, or
@@ -81,7 +64,7 @@ export const resolveUri = (
 ): Effect.Effect<UriTarget<Skill>, UnknownUri> => {
   const segments = parseSkillUri(uri)
   if (Either.isLeft(segments)) return Effect.fail(new UnknownUri({ uri, reason: segments.left }))
-  const target = resolveSegments(snapshot, segments.right, documents)
+  const target = resolveSegments(snapshot.claims, segments.right, documents)
   return target === undefined
     ? Effect.fail(
         new UnknownUri({ uri, reason: "no skill is served there; see resources/list or skills/list" }),
@@ -127,8 +110,10 @@ const diagnosticsResource: Resource = {
 }
 
 /** The text of `skill://diagnostics`. */
-export const diagnosticsText = (snapshot: Snapshot, leftOut: ReadonlyMap<string, string>): string =>
-  JSON.stringify(diagnosticsDocument(snapshot, leftOut), null, 2)
+export const diagnosticsText = (
+  snapshot: Snapshot,
+  files: Pick<SkillFiles, "leftOut" | "withheld">,
+): string => JSON.stringify(diagnosticsDocument(snapshot, files.leftOut(), files.withheld()), null, 2)
 
 /**
  * Every resource `resources/list` pages through, once per snapshot: the two catalog documents,
@@ -191,7 +176,7 @@ export const readResource = (params: typeof UriParams.Type) =>
         return {
           uri: params.uri,
           mimeType: "application/json",
-          text: diagnosticsText(snapshot, files.leftOut()),
+          text: diagnosticsText(snapshot, files),
         }
       }
       if (target._tag === "PromptXml") {

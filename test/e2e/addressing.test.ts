@@ -1,8 +1,9 @@
 /**
  * Which URI names which skill, when folders and names disagree: a name that differs from its
- * folder, two skills claiming one URI across roots, a skill's folder named like another
- * skill's published path, and a skill named like one of the catalog documents. Every URI the
- * server hands out must lead back to the skill it was handed out for.
+ * folder, a name that is another skill's id (across roots too), a skill's folder named like
+ * another skill's published path, and a skill named like one of the catalog documents. Every
+ * URI the server hands out must lead back to the skill it was handed out for, and the skill a
+ * URI names is the one get_skill names the same way (src/Publication.ts).
  */
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -24,20 +25,23 @@ beforeAll(async () => {
   first = path.join(base, "first")
   second = path.join(base, "second")
   await writeTree(first, {
-    // Published at skill://bar/SKILL.md (the name, not the folder).
+    // Its name is another skill's id (the folder bar): not published, reached at skill://foo.
     "foo/SKILL.md": skillMd("bar", "Foo's folder, named bar."),
-    // Not publishable (the name breaks the naming rules); skill://bar is taken by the one above.
+    // Not publishable (the name breaks the naming rules); skill://bar is its id's URI.
     "bar/SKILL.md": skillMd("Bar Thing", "Bar's folder, with a human name."),
+    // Its name is the id of the second root's skill: that one is published at skill://template-skill.
     "template/SKILL.md": skillMd("template-skill", "Template, first root."),
     "template/references/guide.md": "# Guide\n",
     // Named like the catalog document skill://prompt-xml: its folder is still a directory.
     "prompt-xml/SKILL.md": skillMd("prompt-xml", "A skill named prompt-xml."),
     "prompt-xml/notes.md": "notes\n",
-    // A name in another script: the URI's last segment is the name itself.
+    // A name in another script: hosts that verify skills/list reject it; reached at its id's URI.
     "café/SKILL.md": skillMd("café", "A skill with a Unicode name."),
+    // Its id is a catalog document's URI and its name is not publishable: no skill:// URI.
+    "diagnostics/SKILL.md": skillMd("Diagnostics Helper", "A skill no URI leads to."),
   })
   await writeTree(second, {
-    // Same URI as first/template (same name): the first root wins it.
+    // The folder whose id is template-skill: it owns skill://template-skill.
     "template-skill/SKILL.md": skillMd("template-skill", "Template, second root."),
   })
   server = await startServer([first, second], { env: { HOME: base } })
@@ -68,9 +72,11 @@ describe("URIs when names and folders disagree", () => {
     } while (cursor !== undefined)
     const skills = listed.filter((resource) => resource.mimeType === "text/markdown")
     expect(skills.map((resource) => resource.uri).sort()).toEqual([
-      "skill://bar/SKILL.md",
-      "skill://café/SKILL.md",
+      "skill://bar",
+      "skill://café",
+      "skill://foo",
       "skill://prompt-xml/SKILL.md",
+      "skill://template",
       "skill://template-skill/SKILL.md",
     ])
     for (const resource of skills) {
@@ -79,51 +85,51 @@ describe("URIs when names and folders disagree", () => {
     }
   })
 
-  it("serves the first root's skill at a URI two roots claim, and says so on stderr", async () => {
+  it("serves a name's URI from the skill whose id it is, as get_skill does, and says so on stderr", async () => {
     const { skills } = (await request("skills/list", {})) as {
       skills: Array<{ uri: string; frontmatter: object }>
     }
     expect(skills.map((skill) => skill.uri).sort()).toEqual([
-      "skill://bar/SKILL.md",
-      "skill://café/SKILL.md",
       "skill://prompt-xml/SKILL.md",
       "skill://template-skill/SKILL.md",
     ])
-    // Either spelling of the name reaches it.
-    for (const uri of ["skill://café/SKILL.md", "skill://caf%C3%A9/SKILL.md"]) {
-      const { skill } = (await request("skills/get", { uri })) as { skill: { uri: string } }
-      expect(skill.uri).toBe("skill://café/SKILL.md")
-    }
     const { skill } = (await request("skills/get", { uri: "skill://template-skill/SKILL.md" })) as {
       skill: { frontmatter: { description: string }; resources: Array<{ uri: string }> }
     }
-    expect(skill.frontmatter.description).toBe("Template, first root.")
-    expect(skill.resources.map((resource) => resource.uri)).toEqual([
-      "skill://template-skill/SKILL.md",
-      "skill://template-skill/references/guide.md",
-    ])
-    expect(server.stderr()).toContain(path.join(second, "template-skill", "SKILL.md"))
-    // The second root's skill has its own id, and the tools still serve it.
+    expect(skill.frontmatter.description).toBe("Template, second root.")
+    expect(skill.resources.map((resource) => resource.uri)).toEqual(["skill://template-skill/SKILL.md"])
+    expect(server.stderr()).toContain(path.join(first, "template", "SKILL.md"))
     const loaded = await server.client.callTool({ name: "get_skill", arguments: { id: "template-skill" } })
     expect(JSON.stringify(loaded.structuredContent)).toContain("Template, second root.")
+    // A skill left off skills/list is refused there with the reason, in either spelling of its URI.
+    for (const uri of ["skill://café/SKILL.md", "skill://caf%C3%A9/SKILL.md"]) {
+      const refused = await request("skills/get", { uri }).then(
+        () => undefined,
+        (error: { code: number; message: string }) => error,
+      )
+      expect(refused?.code).toBe(-32602)
+      expect(refused?.message).toContain("not served over the MCP Skills extension")
+    }
   })
 
-  it("reads a skill's folder by its id for older clients, unless a published skill holds that URI", async () => {
+  it("reads a skill's folder by its id for older clients, wherever no other skill's URIs are", async () => {
     expect(await textOf("skill://template")).toContain("Template, first root.")
-    // skill://bar is the published skill named bar (folder foo), never the folder bar.
-    expect(await textOf("skill://bar")).toContain("Foo's folder, named bar.")
+    expect(await textOf("skill://template/references/guide.md")).toBe("# Guide\n")
+    // skill://bar is the folder bar, as get_skill bar is; the skill named bar is at skill://foo.
+    expect(await textOf("skill://bar")).toContain("Bar's folder, with a human name.")
+    expect(await textOf("skill://foo")).toContain("Foo's folder, named bar.")
     const manifest = JSON.parse(await textOf("skill://bar/_manifest")) as { skill: string }
-    expect(manifest.skill).toBe("foo")
+    expect(manifest.skill).toBe("bar")
   })
 
   it("names a skill no skill:// URI leads to by its file in prompts, and completes names and ids", async () => {
-    const prompt = await server.client.getPrompt({ name: "skill", arguments: { name: "Bar Thing" } })
+    const prompt = await server.client.getPrompt({ name: "skill", arguments: { name: "Diagnostics Helper" } })
     const embedded = prompt.messages.find((message) => message.content.type === "resource")?.content
     expect(embedded).toMatchObject({
       type: "resource",
-      resource: { uri: `file://${path.join(first, "bar", "SKILL.md")}` },
+      resource: { uri: `file://${path.join(first, "diagnostics", "SKILL.md")}` },
     })
-    expect(JSON.stringify(embedded)).toContain("Bar's folder, with a human name.")
+    expect(JSON.stringify(embedded)).toContain("A skill no URI leads to.")
     const completed = await server.client.complete({
       ref: { type: "ref/prompt", name: "skill" },
       argument: { name: "name", value: "ba" },
@@ -133,7 +139,14 @@ describe("URIs when names and folders disagree", () => {
       ref: { type: "ref/resource", uri: "skill://{+skill}/{+path}" },
       argument: { name: "skill", value: "" },
     })
-    expect([...paths.completion.values].sort()).toEqual(["bar", "café", "prompt-xml", "template-skill"])
+    expect([...paths.completion.values].sort()).toEqual([
+      "bar",
+      "café",
+      "foo",
+      "prompt-xml",
+      "template",
+      "template-skill",
+    ])
   })
 
   it("keeps skill://prompt-xml the catalog for reads, and a folder for directory reads", async () => {
