@@ -472,6 +472,7 @@ describe("the rule table", () => {
       "reference-missing",
       "reference-outside",
       "path-skipped",
+      "root-empty",
     ])
     expect(RULE_IDS.filter((rule) => !covered.has(rule) && !onDisk.has(rule))).toEqual([])
   })
