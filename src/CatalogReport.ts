@@ -6,6 +6,7 @@
 import * as path from "node:path"
 import type { Skill, Snapshot } from "./Catalog.js"
 import type { WithheldFile } from "./SkillFiles.js"
+import { forTerminal } from "./Terminal.js"
 
 /** A path relative to `cwd` when it is below it, else absolute. */
 export const displayPath = (target: string, cwd: string): string => {
@@ -43,8 +44,16 @@ export interface CatalogReport {
   }>
   /** Served skills left out of the MCP Skills extension's skills/list (still served by the tools). */
   readonly unpublished: ReadonlyArray<{ readonly id: string; readonly file: string; readonly reason: string }>
-  /** Folders discovery could not follow. */
-  readonly notices: ReadonlyArray<{ readonly path: string; readonly reason: string }>
+  /**
+   * Folders discovery could not follow, and roots that hold no skill (kind "empty-root", with
+   * the dot-folders below them that hold skills).
+   */
+  readonly notices: ReadonlyArray<{
+    readonly path: string
+    readonly reason: string
+    readonly kind?: "empty-root"
+    readonly dotFolders?: ReadonlyArray<string>
+  }>
 }
 
 /**
@@ -87,7 +96,12 @@ export const catalogReport = (
       ...snapshot.unpublished.map(({ id, file, reason }) => ({ id, file, reason })),
       ...contentLeftOut,
     ],
-    notices: snapshot.notices.map(({ path, reason }) => ({ path, reason })),
+    notices: snapshot.notices.map(({ path, reason, kind, dotFolders }) => ({
+      path,
+      reason,
+      ...(kind === undefined ? {} : { kind }),
+      ...(dotFolders === undefined ? {} : { dotFolders }),
+    })),
   }
 }
 
@@ -154,7 +168,9 @@ export const notServedNote = (snapshot: Snapshot): string => {
 // ---------------------------------------------------------------------------------------
 // `skills-mcp list`, for people
 
-const table = (rows: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
+/** Aligned columns; every cell made safe for a terminal first (names and paths come from the skills). */
+const table = (cells: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
+  const rows = cells.map((row) => row.map(forTerminal))
   const widths: Array<number> = []
   for (const row of rows)
     row.forEach((cell, index) => {
@@ -202,8 +218,8 @@ export const formatCatalogReport = (report: CatalogReport, cwd: string): string 
       `${left.reason} (still served by the tools)`,
     ]),
     ...report.notices.map((notice) => [
-      "not followed",
-      path.basename(notice.path),
+      notice.kind === "empty-root" ? "no skills" : "not followed",
+      notice.kind === "empty-root" ? "-" : path.basename(notice.path),
       shown(notice.path),
       notice.reason,
     ]),

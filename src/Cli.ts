@@ -19,8 +19,9 @@ import { StderrJsonLogging, StderrTextLogging, stderrTextLogger, writeStderr } f
 import { skillResourceUri } from "./mcp/resources.js"
 import { serve } from "./mcp/Server.js"
 import type { SettingsInput } from "./Settings.js"
-import { ENV_SKILLS_DIR, Settings } from "./Settings.js"
+import { ENV_INCLUDE_DOT_FOLDERS, ENV_SKILLS_DIR, Settings } from "./Settings.js"
 import { SkillFiles } from "./SkillFiles.js"
+import { forTerminal } from "./Terminal.js"
 import { VERSION } from "./version.js"
 
 export const COMMANDS = ["serve", "instructions", "validate", "list"] as const
@@ -48,7 +49,13 @@ export const OPTIONS = {
     short: "d",
     value: "DIR",
     env: ENV_SKILLS_DIR,
-    help: "A skills folder (repeatable; positional folders work too). First folder wins on duplicate ids.",
+    help: "A skills folder (repeatable; positional folders work too), or a skill's SKILL.md for that one skill. First folder wins on duplicate ids.",
+    commands: discovering,
+  },
+  "include-dot-folders": {
+    type: "boolean",
+    env: ENV_INCLUDE_DOT_FOLDERS,
+    help: "Search dot-folders for skills too (e.g. .curated/, .system/); .git and node_modules are always skipped.",
     commands: discovering,
   },
   "max-file-bytes": {
@@ -104,7 +111,7 @@ export const OPTIONS = {
     type: "string",
     value: "N",
     env: "SKILLS_MCP_PAGE_SIZE",
-    help: "Largest page of list_skills (default 100) and of skills/list, resources/list, prompts/list (default 200).",
+    help: "Page size: list_skills' default and largest page (default 100), and the page of skills/list, resources/list, prompts/list and directory reads (default 200). A value sets both.",
     commands: serving,
   },
   watch: {
@@ -194,7 +201,10 @@ Usage:
                                           root) and the ones it skips or shadows, with reasons.
 
 With no folder given (and no ${ENV_SKILLS_DIR}), skills are read from ./.agents/skills,
-./.claude/skills, ~/.agents/skills and ~/.claude/skills, whichever exist.
+./.claude/skills, ~/.agents/skills and ~/.claude/skills, whichever exist. A path to a
+SKILL.md instead of a folder means that one skill (e.g. skills-mcp validate pdf/SKILL.md).
+Dot-folders are skipped unless --include-dot-folders is given; a folder that serves no
+skill is reported, with the dot-folders in it that hold skills.
 
 Options:
 ${lines.join("\n")}
@@ -213,8 +223,27 @@ export interface ParsedCommandLine {
   readonly settings: SettingsInput
 }
 
-const usageError = (reason: string) =>
-  new UsageError({ reason: `${reason}\nRun 'skills-mcp --help' for usage.` })
+const HELP_HINT = "Run 'skills-mcp --help' for usage."
+
+const usageError = (reason: string) => new UsageError({ reason: `${reason}\n${HELP_HINT}` })
+
+/**
+ * parseArgs' message, or ours for an unknown option: Node's ends "as in '-- "--x"" with its
+ * first quote unclosed.
+ */
+const parseProblem = (error: unknown): string => {
+  const message = error instanceof Error ? error.message : String(error)
+  const unknown = /^Unknown option '(.*?)'\. /s.exec(message)
+  return unknown === null
+    ? message
+    : `Unknown option '${unknown[1]}'. To pass a folder whose name starts with '-', put it after '--', as in '-- ${unknown[1]}'.`
+}
+
+/** A usage error for a terminal: the reason made safe (it quotes what was typed), then the hint. */
+const usageText = (message: string): string =>
+  message.endsWith(`\n${HELP_HINT}`)
+    ? `${forTerminal(message.slice(0, -HELP_HINT.length - 1))}\n${HELP_HINT}`
+    : forTerminal(message)
 
 /** Parses argv (without node and the script) into a command and its inputs. */
 export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<ParsedCommandLine, UsageError> =>
@@ -227,7 +256,7 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
           allowPositionals: true,
           strict: true,
         }),
-      catch: (error) => usageError(error instanceof Error ? error.message : String(error)),
+      catch: (error) => usageError(parseProblem(error)),
     })
     const [first, ...rest] = parsed.positionals
     const isCommand = (value: string | undefined): value is Command =>
@@ -265,6 +294,7 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
       ...(values.tools === undefined ? {} : { tools: values.tools }),
       ...(values.allow === undefined ? {} : { allow: values.allow }),
       ...(values.deny === undefined ? {} : { deny: values.deny }),
+      ...(values["include-dot-folders"] === true ? { includeDotFolders: true } : {}),
     }
     return {
       command,
@@ -364,7 +394,9 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
         return yield* listCommand(line)
     }
   }).pipe(
-    Effect.catchTag("UsageError", (error) => Effect.as(writeErr(`skills-mcp: ${error.message}`), EXIT_USAGE)),
+    Effect.catchTag("UsageError", (error) =>
+      Effect.as(writeErr(`skills-mcp: ${usageText(error.message)}`), EXIT_USAGE),
+    ),
     Effect.catchAllCause((cause) =>
       Effect.as(
         Effect.logError("skills-mcp stopped on an unexpected error", cause).pipe(

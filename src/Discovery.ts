@@ -3,7 +3,9 @@
  *
  * A folder holding a `SKILL.md` is a skill and is not searched further. Other folders are
  * groups, searched down to `maxDepth` levels below the root. `node_modules` and dot-folders
- * are skipped, except `.claude/skills` and `.agents/skills` directly in a root. A symbolic
+ * are skipped, except `.claude/skills` and `.agents/skills` directly in a root (and, with
+ * --include-dot-folders, every dot-folder but `.git`). A root that holds no skill gets a
+ * notice, which names the dot-folders that hold skills when there are any. A symbolic
  * link is followed only when its real path stays inside the root's real path; a folder
  * reached through a link is read only if no other path has led to it yet, so link loops end
  * and links between sibling folders cost one read per real folder, not one per path.
@@ -45,6 +47,10 @@ export interface Candidate {
 export interface DiscoveryNotice {
   readonly path: string
   readonly reason: string
+  /** "empty-root": a root that holds no skill (the notice's path is the root); else a folder not followed. */
+  readonly kind?: "empty-root"
+  /** With "empty-root": the dot-folders below the root that hold skills, relative to it. */
+  readonly dotFolders?: ReadonlyArray<string>
 }
 
 /** A skill folder inside another skill's folder: not a skill of its own. */
@@ -75,7 +81,40 @@ export interface DiscoveryResult {
 /** Dot-folders searched in a root, each only for its `skills` child. */
 const NAMED_DOT_FOLDERS = new Set([".claude", ".agents"])
 
-const skipFolder = (name: string) => name === "node_modules" || name.startsWith(".")
+const skipFolder = (name: string, includeDotFolders = false) =>
+  name === "node_modules" || name === ".git" || (!includeDotFolders && name.startsWith("."))
+
+/**
+ * The notice of a root in which discovery found no skill. When dot-folders (skipped) hold
+ * skills, as in a collection that keeps them under `.curated/` and `.system/`, it names them
+ * and says how to serve them; looking costs a second walk, made only for a root found empty.
+ */
+const emptyRootNotice = (
+  root: Root,
+  maxDepth: number,
+  /** What a search of the dot-folders found (nothing when they were searched already). */
+  inDotFolders: ReadonlyArray<Candidate>,
+  /** Skill folders passed over for --allow/--deny. */
+  denied: number,
+): DiscoveryNotice => {
+  const counts = new Map<string, number>()
+  for (const candidate of inDotFolders) {
+    const parts = path.relative(root.path, candidate.dir).split(path.sep)
+    const dot = parts.findIndex((part) => part.startsWith("."))
+    if (dot < 0) continue
+    const folder = parts.slice(0, dot + 1).join("/")
+    counts.set(folder, (counts.get(folder) ?? 0) + 1)
+  }
+  const dotFolders = [...counts.keys()].sort()
+  const where = dotFolders.map((folder) => `${folder} (${counts.get(folder)})`).join(", ")
+  const deniedNote =
+    denied > 0 ? `; ${denied} skill folder${denied === 1 ? " is" : "s are"} left out by --allow/--deny` : ""
+  const reason =
+    dotFolders.length === 0
+      ? `no skill found in this skills folder (a skill is a folder holding a SKILL.md, at most ${maxDepth} levels down)${deniedNote}`
+      : `no skill found outside dot-folders, which discovery skips; skills are in ${where}: pass --include-dot-folders (or set SKILLS_MCP_INCLUDE_DOT_FOLDERS=1) to serve them${deniedNote}`
+  return { path: root.path, reason, kind: "empty-root", dotFolders }
+}
 
 interface Pending {
   readonly dir: string
@@ -123,8 +162,12 @@ export const discoverRoot = async (
   /** Skills the operator exposes (`--allow`/`--deny`); others are passed over unread. */
   permits?: IdFilter,
   look: SkillFileLook = port.lstat,
+  /** Search dot-folders too (never `.git` nor `node_modules`). */
+  includeDotFolders = false,
 ): Promise<DiscoveryResult> => {
   const found: Array<Found> = []
+  /** Skill folders passed over for the operator's lists (for the notice of an empty root). */
+  let denied = 0
   const notices: Array<DiscoveryNotice> = []
   const folders: Array<string> = []
   const edges: Array<string> = []
@@ -148,7 +191,10 @@ export const discoverRoot = async (
     const permitted = permits === undefined || (permits(pending.name) && permits(path.basename(pending.real)))
     let info = await (permitted ? look(file) : port.lstat(file))
     if (info === null) return null
-    if (!permitted) return "refused"
+    if (!permitted) {
+      denied++
+      return "refused"
+    }
     if (info.isSymbolicLink()) {
       const real = await port.realpath(file)
       if (real === null || !isInside(pending.real, real)) {
@@ -224,7 +270,7 @@ export const discoverRoot = async (
         else if (entry.isDirectory()) edges.push(path.join(pending.dir, name))
         continue
       }
-      if (skipFolder(name) || !(entry.isDirectory() || entry.isSymbolicLink())) continue
+      if (skipFolder(name, includeDotFolders) || !(entry.isDirectory() || entry.isSymbolicLink())) continue
       const dir = childPath(pending.dir, name)
       const segments = pending.depth === 0 && name === "skills" ? [] : [...pending.segments, name]
       const depth = pending.depth + 1
@@ -255,6 +301,12 @@ export const discoverRoot = async (
     const next = await mapLimit(level, port.concurrency, visit)
     level = next.flat()
   }
+  if (found.length === 0) {
+    const inDotFolders = includeDotFolders
+      ? []
+      : (await discoverRoot(port, root, pinned, rootIndex, maxDepth, permits, port.lstat, true)).candidates
+    notices.push(emptyRootNotice(root, maxDepth, inDotFolders, denied))
+  }
   return { candidates: onePathPerFolder(found), nested: [], notices, folders, edges }
 }
 
@@ -265,6 +317,7 @@ export const discoverAll = async (
   maxDepth: number,
   permits?: IdFilter,
   look?: SkillFileLook,
+  includeDotFolders = false,
 ): Promise<DiscoveryResult> => {
   const perRoot = await mapLimit(roots, 4, ({ root, pinned }, index) =>
     pinned === null
@@ -275,7 +328,7 @@ export const discoverAll = async (
           folders: [],
           edges: [],
         }
-      : discoverRoot(port, root, pinned, index, maxDepth, permits, look),
+      : discoverRoot(port, root, pinned, index, maxDepth, permits, look, includeDotFolders),
   )
   const { candidates, nested } = oneSkillPerFolder(perRoot.flatMap((result) => result.candidates))
   return {
@@ -370,6 +423,8 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
   effect: Effect.gen(function* () {
     const settings = yield* Settings
     const permits = idFilter(settings.allow, settings.deny)
+    /** Roots the last discovery found empty: a skill appearing there changes its notices. */
+    let emptyRoots: ReadonlySet<string> = new Set()
     /**
      * Each root's real path, resolved once, when the service is built: a root swapped for a link
      * later serves nothing (ROOT_MOVED). A root that cannot be resolved yet is pinned when it
@@ -386,12 +441,24 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
      */
     const discover = (port: FsPort = asyncFs, look?: SkillFileLook): Effect.Effect<DiscoveryResult> =>
       Effect.flatMap(pinRoots, (roots) =>
-        Effect.promise(() => discoverAll(port, roots, settings.maxDepth, permits, look)),
+        Effect.promise(async () => {
+          const result = await discoverAll(
+            port,
+            roots,
+            settings.maxDepth,
+            permits,
+            look,
+            settings.includeDotFolders,
+          )
+          emptyRoots = new Set(result.notices.flatMap((n) => (n.kind === "empty-root" ? [n.path] : [])))
+          return result
+        }),
       ).pipe(Effect.withSpan("Discovery.discover"))
     /**
      * The plain skill of a new folder directly in a root (see `plainSkillFolder`), or null; null
      * too when the folder is inside another root or holds one (nested or repeated roots), where
-     * a discovery might find it twice, or find another root come into being.
+     * a discovery might find it twice, or find another root come into being; and in a root the
+     * last discovery found empty, whose notice (see `emptyRootNotice`) a discovery must clear.
      */
     const plainSkillIn = (dir: string): Promise<Candidate | null> => {
       const rootIndex = settings.roots.findIndex((root) => root.path === path.dirname(dir))
@@ -399,7 +466,7 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
       const elsewhere = settings.roots.some(
         (other, index) => index !== rootIndex && (isInside(other.path, dir) || isInside(dir, other.path)),
       )
-      return entry === undefined || entry.pinned === null || elsewhere
+      return entry === undefined || entry.pinned === null || elsewhere || emptyRoots.has(entry.root.path)
         ? Promise.resolve(null)
         : plainSkillFolder(asyncFs, entry.root, entry.pinned, rootIndex, dir, permits)
     }

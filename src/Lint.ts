@@ -18,6 +18,7 @@ import { beginsWithFrontmatter, parseSkillText, splitFrontmatter } from "./Front
 import { isInside, readDirOrNull, statOrNull } from "./Paths.js"
 import { Settings } from "./Settings.js"
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles } from "./SkillFiles.js"
+import { forTerminal } from "./Terminal.js"
 import type { Diagnostic, SkillSize } from "./Validation.js"
 import {
   checkLength,
@@ -319,7 +320,11 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
       )
       const notices = [
         ...(yield* linkArtefacts(found.folders)),
-        ...found.notices.map((notice) => at(notice.path)(diagnostic("path-skipped", notice.reason))),
+        ...found.notices.map((notice) =>
+          at(notice.path)(
+            diagnostic(notice.kind === "empty-root" ? "root-empty" : "path-skipped", notice.reason),
+          ),
+        ),
       ]
       return summarise(
         settings.roots.map((root) => root.path),
@@ -338,8 +343,11 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
 
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
 
+/** Every line is made safe for a terminal (src/Terminal.ts): names, paths and messages come from the skills. */
 const diagnosticLine = (d: LintDiagnostic, cwd: string) =>
-  `  ${displayPath(d.file, cwd)}${d.line === undefined ? "" : `:${d.line}`}: ${d.severity} ${d.rule}: ${d.message}`
+  forTerminal(
+    `  ${displayPath(d.file, cwd)}${d.line === undefined ? "" : `:${d.line}`}: ${d.severity} ${d.rule}: ${d.message}`,
+  )
 
 /** In the order of the file: by line, problems without a line (the whole skill) last. */
 const byLine = (diagnostics: ReadonlyArray<LintDiagnostic>): Array<LintDiagnostic> =>
@@ -354,7 +362,7 @@ export const formatLintReport = (report: LintReport, cwd: string): string => {
       skill.name === undefined || skill.name === skill.id ? skill.id : `${skill.id} (${skill.name})`
     blocks.push(
       [
-        `${title}: ${displayPath(skill.dir, cwd)}`,
+        forTerminal(`${title}: ${displayPath(skill.dir, cwd)}`),
         ...skill.diagnostics.map((d) => diagnosticLine(d, cwd)),
       ].join("\n"),
     )
@@ -363,7 +371,7 @@ export const formatLintReport = (report: LintReport, cwd: string): string => {
     blocks.push(["Skills folders:", ...report.notices.map((d) => diagnosticLine(d, cwd))].join("\n"))
   const { skills, errors, warnings, skillsWithErrors, skillsWithWarnings } = report.summary
   const clean = skills - skillsWithErrors - skillsWithWarnings
-  const where = report.roots.map((root) => displayPath(root, cwd)).join(", ")
+  const where = forTerminal(report.roots.map((root) => displayPath(root, cwd)).join(", "))
   const summary =
     skills === 0
       ? `No skills found in ${where || "any skills folder"}.`

@@ -8,6 +8,7 @@ import * as Cause from "effect/Cause"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import { forTerminal, linesForTerminal } from "./Terminal.js"
 
 let stderrBroken = false
 
@@ -45,10 +46,16 @@ export const stderrJsonLogger = Logger.make(({ date, logLevel, message, cause })
   writeStderr(`${JSON.stringify(line)}\n`)
 })
 
-/** `skills-mcp: warning: message` lines, for people running the one-shot commands. */
+/**
+ * `skills-mcp: warning: message` lines, for people running the one-shot commands. Messages quote
+ * folder and skill names: their control characters are shown escaped (src/Terminal.ts), so one
+ * message is one line; a failure's trace keeps its own lines.
+ */
 export const stderrTextLogger = Logger.make(({ logLevel, message, cause }) => {
-  const detail = Cause.isEmpty(cause) ? "" : `\n${Cause.pretty(cause, { renderErrorCause: true })}`
-  writeStderr(`skills-mcp: ${logLevel.label.toLowerCase()}: ${text(message)}${detail}\n`)
+  const detail = Cause.isEmpty(cause)
+    ? ""
+    : `\n${linesForTerminal(Cause.pretty(cause, { renderErrorCause: true }))}`
+  writeStderr(`skills-mcp: ${logLevel.label.toLowerCase()}: ${forTerminal(text(message))}${detail}\n`)
 })
 
 /** JSON lines on stderr, for the server (MCP clients keep stderr in their logs). */

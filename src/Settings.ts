@@ -61,6 +61,8 @@ export interface SettingsShape {
   readonly allow: ReadonlyArray<string>
   /** Glob patterns over skill ids: matching skills are never served (deny wins over allow). */
   readonly deny: ReadonlyArray<string>
+  /** Discovery searches dot-folders too (never `.git` nor `node_modules`). */
+  readonly includeDotFolders: boolean
 }
 
 export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
@@ -94,6 +96,7 @@ export const defaults: SettingsShape = {
   tools: "always",
   allow: [],
   deny: [],
+  includeDotFolders: false,
 }
 
 /** The budget of the `instructions` or of the `tools/list` answer: its own, else the catalog's. */
@@ -117,6 +120,8 @@ export interface SettingsInput {
   readonly tools?: string
   readonly allow?: ReadonlyArray<string>
   readonly deny?: ReadonlyArray<string>
+  /** true for --include-dot-folders. */
+  readonly includeDotFolders?: boolean
   /** Working directory for relative paths (defaults to the process's). */
   readonly cwd?: string
 }
@@ -143,11 +148,13 @@ export const ENV_SKILLS_DIR = "SKILLS_DIR"
 export const ENV_WATCH = "SKILLS_MCP_WATCH"
 export const ENV_ALLOW = "SKILLS_MCP_ALLOW"
 export const ENV_DENY = "SKILLS_MCP_DENY"
+export const ENV_INCLUDE_DOT_FOLDERS = "SKILLS_MCP_INCLUDE_DOT_FOLDERS"
 export const environmentVariables = [
   ENV_SKILLS_DIR,
   ENV_WATCH,
   ENV_ALLOW,
   ENV_DENY,
+  ENV_INCLUDE_DOT_FOLDERS,
   ...Object.values(numericSettings).map((s) => s.env),
   ...Object.values(choiceSettings).map((s) => s.env),
 ]
@@ -194,17 +201,24 @@ const choice = <A extends string>(
     return value
   })
 
-/** SKILLS_MCP_WATCH=0/false/no turns the watcher off, like --no-watch. */
-const watchSetting = Effect.fn("Settings.watch")(function* (fromFlag: boolean | undefined) {
+/**
+ * An on/off setting: the flag when given, else its environment variable (1/true/yes/on or
+ * 0/false/no/off; SKILLS_MCP_WATCH=0 turns the watcher off, like --no-watch), else `fallback`.
+ */
+const switchSetting = Effect.fn("Settings.switch")(function* (
+  fromFlag: boolean | undefined,
+  env: string,
+  fallback: boolean,
+) {
   if (fromFlag !== undefined) return fromFlag
-  const raw = Option.getOrUndefined(yield* optionalEnv(ENV_WATCH))
+  const raw = Option.getOrUndefined(yield* optionalEnv(env))
     ?.trim()
     .toLowerCase()
-  if (raw === undefined || raw === "") return defaults.watch
+  if (raw === undefined || raw === "") return fallback
   if (["0", "false", "no", "off"].includes(raw)) return false
   if (["1", "true", "yes", "on"].includes(raw)) return true
   return yield* new UsageError({
-    reason: `Invalid value '${raw}' for environment variable ${ENV_WATCH}: expected 1 or 0.`,
+    reason: `Invalid value '${raw}' for environment variable ${env}: expected 1 or 0.`,
   })
 })
 
@@ -247,15 +261,40 @@ export const splitSkillsDir = (value: string): Array<string> =>
     .map((part) => part.trim())
     .filter((part) => part.length > 0)
 
-/** Synchronous: roots are checked once, at start-up, before anything is served. */
-const isDirectory = (dir: string) =>
-  Effect.sync(() => {
+/** What is at a path (links followed). Synchronous: roots are checked once, at start-up. */
+const kindOf = (target: string) =>
+  Effect.sync((): "folder" | "file" | "missing" => {
     try {
-      return fs.statSync(dir).isDirectory()
+      return fs.statSync(target).isDirectory() ? "folder" : "file"
     } catch {
-      return false
+      return "missing"
     }
   })
+
+const isDirectory = (dir: string) => Effect.map(kindOf(dir), (kind) => kind === "folder")
+
+/** The file that makes a folder a skill: `validate path/to/SKILL.md` checks its folder. */
+const SKILL_FILE = "SKILL.md"
+
+/**
+ * The root an explicit path gives: a folder as it is, a SKILL.md file its skill folder (that
+ * one skill); anything else is a usage error that says what is there.
+ */
+const explicitRoot = Effect.fn("Settings.explicitRoot")(function* (
+  given: string,
+  absolute: string,
+  source: string,
+) {
+  const kind = yield* kindOf(absolute)
+  if (kind === "folder") return absolute
+  if (kind === "file" && path.basename(absolute) === SKILL_FILE) return path.dirname(absolute)
+  return yield* new UsageError({
+    reason:
+      kind === "missing"
+        ? `Skills folder '${given}' (from ${source}) does not exist: ${absolute}`
+        : `Skills folder '${given}' (from ${source}) is a file, not a folder: ${absolute}. Pass the folder that holds the skills, or a skill's ${SKILL_FILE}.`,
+  })
+})
 
 export const conventionalRoots = (cwd: string, home: string): Array<string> => [
   path.join(cwd, ".agents", "skills"),
@@ -289,12 +328,7 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
           reason: `An empty skills folder was given (from ${given.source}); pass the folder's path.`,
         })
       }
-      const absolute = expandPath(dir, cwd, home)
-      if (!(yield* isDirectory(absolute))) {
-        return yield* new UsageError({
-          reason: `Skills folder '${dir}' (from ${given.source}) does not exist or is not a folder: ${absolute}`,
-        })
-      }
+      const absolute = yield* explicitRoot(dir, expandPath(dir, cwd, home), given.source)
       if (seen.has(absolute)) continue
       seen.add(absolute)
       roots.push({ path: absolute, explicit: true })
@@ -319,11 +353,16 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     toolsBudget: yield* numeric("toolsBudget", input.toolsBudget, catalogBudget),
     pageSize: yield* numeric("pageSize", input.pageSize, defaults.pageSize),
     protocolPageSize: yield* numeric("pageSize", input.pageSize, defaults.protocolPageSize),
-    watch: yield* watchSetting(input.watch),
+    watch: yield* switchSetting(input.watch, ENV_WATCH, defaults.watch),
     catalogPlacement: yield* choice(choiceSettings.catalog, input.catalog, defaults.catalogPlacement),
     tools: yield* choice(choiceSettings.tools, input.tools, defaults.tools),
     allow: yield* patterns(input.allow, ENV_ALLOW, "--allow"),
     deny: yield* patterns(input.deny, ENV_DENY, "--deny"),
+    includeDotFolders: yield* switchSetting(
+      input.includeDotFolders,
+      ENV_INCLUDE_DOT_FOLDERS,
+      defaults.includeDotFolders,
+    ),
   }
   if (roots.length === 0) {
     yield* Effect.logWarning(

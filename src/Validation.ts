@@ -78,6 +78,11 @@ export const RULES = {
     severity: "warning",
     summary: "discovery could follow every folder (no link out of the root, no unreadable folder)",
   },
+  "root-empty": {
+    severity: "warning",
+    summary:
+      "every skills folder holds at least one skill (skills in dot-folders count with --include-dot-folders)",
+  },
 } as const satisfies Record<string, { readonly severity: Severity; readonly summary: string }>
 
 export type RuleId = keyof typeof RULES

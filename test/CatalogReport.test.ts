@@ -2,6 +2,7 @@
  * What `skills-mcp list` and `skill://diagnostics` say about a catalog: served skills with
  * their URIs, and every skipped, shadowed, unpublished and warned skill with the reason.
  */
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Catalog } from "../src/Catalog.js"
@@ -14,6 +15,7 @@ import {
 } from "../src/CatalogReport.js"
 import { skillResourceUri } from "../src/mcp/resources.js"
 import { servicesFor } from "./support/layers.js"
+import { rawControls } from "./support/terminal.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
 const snapshotOf = (roots: ReadonlyArray<string>) =>
@@ -105,6 +107,78 @@ describe("catalogReport", () => {
         warned: 0,
         withheld: 0,
       })
+    }),
+  )
+})
+
+describe("formatCatalogReport", () => {
+  it.scoped("shows control characters of folder names and names escaped: one row per skill", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "clear\u001b[2J/SKILL.md": skillMd("clear", "d"),
+        "two\nlines/SKILL.md": skillMd("two", "d"),
+        "named/SKILL.md": skillMd('"named\\e]8;;https://evil.example\\aclick\\e[8m\\nforged  row"', "d"),
+        "flipped/SKILL.md": skillMd("flip\u202edepp", "d"),
+      })
+      const snapshot = yield* snapshotOf([root])
+      expect(snapshot.skills.map((skill) => skill.name).sort()).toEqual([
+        "clear",
+        "flip\u202edepp",
+        "named\u001b]8;;https://evil.example\u0007click\u001b[8m\nforged  row",
+        "two",
+      ])
+      const text = formatCatalogReport(
+        catalogReport(snapshot, () => undefined),
+        root,
+      )
+      expect(rawControls(text)).toEqual([])
+      // One row per skill, starting with its id; then one per skill not listed; then the summary.
+      const lines = text.split("\n")
+      expect(lines.map((line) => line.split(" ")[0])).toEqual([
+        "ID",
+        "clear\\x1b[2J",
+        "flipped",
+        "named",
+        "two\\nlines",
+        "",
+        "not",
+        "not",
+        "",
+        "4",
+        "",
+      ])
+      expect(text).toContain("clear\\x1b[2J ")
+      expect(text).toContain("two\\nlines ")
+      expect(text).toContain("named\\x1b]8;;https://evil.example\\x07click\\x1b[8m\\nforged  row")
+      expect(text).toContain("flip\\u202edepp")
+    }),
+  )
+
+  it.scoped("names a root that serves nothing, and the dot-folders that hold its skills", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        ".curated/a/SKILL.md": skillMd("a", "d"),
+        ".system/b/SKILL.md": skillMd("b", "d"),
+      })
+      const snapshot = yield* snapshotOf([root])
+      const report = catalogReport(snapshot, () => undefined)
+      expect(report.notices).toEqual([
+        {
+          path: root,
+          kind: "empty-root",
+          dotFolders: [".curated", ".system"],
+          reason: expect.stringContaining("pass --include-dot-folders"),
+        },
+      ])
+      expect(diagnosticsDocument(snapshot).notices).toEqual(report.notices)
+      expect(formatCatalogReport(report, path.dirname(root))).toMatch(
+        /^no skills +- +\S+ +no skill found outside dot-folders, which discovery skips; skills are in \.curated \(1\), \.system \(1\)/,
+      )
+      const included = yield* Effect.flatMap(Catalog, (catalog) => catalog.snapshot).pipe(
+        Effect.provide(servicesFor([root], { includeDotFolders: true })),
+      )
+      expect(included.skills.map((skill) => skill.id)).toEqual(["a", "b"])
+      expect(included.notices).toEqual([])
     }),
   )
 })

@@ -42,6 +42,26 @@ describe("parseCommandLine", () => {
     }),
   )
 
+  it.effect("takes --include-dot-folders for the commands that discover skills", () =>
+    Effect.gen(function* () {
+      for (const command of ["serve", "validate", "list"])
+        expect((yield* parseCommandLine([command, "--include-dot-folders"])).settings).toEqual({
+          includeDotFolders: true,
+        })
+      const error = yield* Effect.flip(parseCommandLine(["instructions", "--include-dot-folders"]))
+      expect(error.message).toContain("Option --include-dot-folders does not apply to 'instructions'")
+    }),
+  )
+
+  it.effect("says how to pass a folder named like an option, every quote closed", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(parseCommandLine(["validate", "--bogus"]))
+      expect(error.message).toBe(
+        "Unknown option '--bogus'. To pass a folder whose name starts with '-', put it after '--', as in '-- --bogus'.\nRun 'skills-mcp --help' for usage.",
+      )
+    }),
+  )
+
   it.effect.each([
     [["validate", "--watch"], "Option --watch does not apply to 'validate'"],
     [["validate", "--max-skills", "3"], "Option --max-skills does not apply to 'validate'"],
@@ -67,6 +87,15 @@ describe("helpText", () => {
     const help = helpText()
     for (const name of Object.keys(OPTIONS)) expect(help).toContain(`--${name}`)
     for (const name of environmentVariables) expect(help).toContain(name)
+  })
+
+  it("states both page sizes --page-size sets", () => {
+    const line = helpText()
+      .split("\n")
+      .find((text) => text.includes("--page-size"))
+    expect(line).toContain("list_skills' default and largest page (default 100)")
+    expect(line).toContain("skills/list, resources/list, prompts/list and directory reads (default 200)")
+    expect(line).toContain("A value sets both.")
   })
 
   it("has the package version", () => {

@@ -51,6 +51,72 @@ describe.each([
     }),
   )
 
+  it.scoped("warns of a root that holds no skill, naming the dot-folders that hold skills", () =>
+    Effect.gen(function* () {
+      // The OpenAI skills repository's layout: every skill in a dot-folder.
+      const root = yield* tempTree({
+        "skills/.curated/a/SKILL.md": skillMd("a", "d"),
+        "skills/.curated/b/SKILL.md": skillMd("b", "d"),
+        "skills/.system/c/SKILL.md": skillMd("c", "d"),
+        "skills/.git/d/SKILL.md": skillMd("d", "d"),
+        "skills/node_modules/.e/SKILL.md": skillMd("e", "d"),
+        "skills/README.md": "# Skills",
+      })
+      const collection = yield* discover(`${root}/skills`)
+      expect(collection.found).toEqual([])
+      expect(collection.notices).toEqual([
+        {
+          path: `${root}/skills`,
+          kind: "empty-root",
+          dotFolders: [".curated", ".system"],
+          reason:
+            "no skill found outside dot-folders, which discovery skips; skills are in .curated (2), .system (1): pass --include-dot-folders (or set SKILLS_MCP_INCLUDE_DOT_FOLDERS=1) to serve them",
+        },
+      ])
+      // From the repository's root, `skills/` is the collection: the dot-folders are below it.
+      expect((yield* discover(root)).notices[0]?.dotFolders).toEqual(["skills/.curated", "skills/.system"])
+
+      const withDots = yield* Effect.promise(() =>
+        discoverRoot(
+          port,
+          { path: `${root}/skills`, explicit: true },
+          `${root}/skills`,
+          0,
+          4,
+          undefined,
+          port.lstat,
+          true,
+        ),
+      )
+      expect(
+        withDots.candidates.map((candidate) => `${candidate.id}@${candidate.segments.join("/")}`),
+      ).toEqual(["a@.curated/a", "b@.curated/b", "c@.system/c"])
+      expect(withDots.notices).toEqual([])
+    }),
+  )
+
+  it.scoped("warns of an empty root, and of one whose skills --allow/--deny all leave out", () =>
+    Effect.gen(function* () {
+      const empty = yield* tempTree({ "notes/readme.md": "no skill" })
+      expect((yield* discover(empty)).notices).toEqual([
+        {
+          path: empty,
+          kind: "empty-root",
+          dotFolders: [],
+          reason:
+            "no skill found in this skills folder (a skill is a folder holding a SKILL.md, at most 4 levels down)",
+        },
+      ])
+      const denied = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "d") })
+      const result = yield* Effect.promise(() =>
+        discoverRoot(port, { path: denied, explicit: true }, denied, 0, 4, (id) => id !== "pdf"),
+      )
+      expect(result.notices.map((notice) => notice.reason)).toEqual([
+        "no skill found in this skills folder (a skill is a folder holding a SKILL.md, at most 4 levels down); 1 skill folder is left out by --allow/--deny",
+      ])
+    }),
+  )
+
   it.scoped("bounds the depth", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({

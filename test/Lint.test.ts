@@ -13,6 +13,7 @@ import { formatLintReport, Lint, LintReport as LintReportSchema } from "../src/L
 import { lintLayer } from "../src/Live.js"
 import type { SettingsShape } from "../src/Settings.js"
 import { Settings } from "../src/Settings.js"
+import { rawControls } from "./support/terminal.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
 const lint = (roots: ReadonlyArray<string>, options: { strict?: boolean } & Partial<SettingsShape> = {}) => {
@@ -167,6 +168,8 @@ describe("Lint", () => {
             severity: "error",
             file: `${root}/skills/pdf`,
           }),
+          // A root that holds no skill is reported too (rule root-empty).
+          expect.objectContaining({ rule: "root-empty", severity: "warning", file: `${root}/skills` }),
         ])
         expect(report.notices[0]?.message).toContain("'pdf' holds only the line '../shared/pdf'")
         expect(report.summary).toMatchObject({ skills: 0, errors: 1 })
@@ -179,12 +182,61 @@ describe("Lint", () => {
       const report = yield* lint([root])
       expect(report.skills).toEqual([])
       expect(report.ok).toBe(false)
-      expect(formatLintReport(report, root)).toBe(`No skills found in ${root}.\n`)
+      expect(formatLintReport(report, root)).toBe(
+        [
+          "Skills folders:",
+          `  ${root}: warning root-empty: no skill found in this skills folder (a skill is a folder holding a SKILL.md, at most 4 levels down)`,
+          "",
+          `No skills found in ${root}.`,
+          "",
+        ].join("\n"),
+      )
     }),
   )
 })
 
 describe("formatLintReport", () => {
+  it.scoped("shows control characters of folder names and names escaped: no forged line", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "clear\u001b[2J/SKILL.md": skillMd("clear", "d"),
+        "ok\n  forged: error x/SKILL.md": skillMd("ok", "d"),
+        "named/SKILL.md": skillMd('"named\\e[8m\\nOK: all clean"', "d"),
+      })
+      const text = formatLintReport(yield* lint([root]), root)
+      expect(rawControls(text)).toEqual([])
+      expect(text).toContain("clear\\x1b[2J (clear): ")
+      expect(text).toContain("ok\\n  forged: error x (ok): ")
+      expect(text).toContain("named (named\\x1b[8m\\nOK: all clean): named")
+      // Each skill's title, then its diagnostics (indented), then the summary: nothing else.
+      const lines = text.split("\n").filter((line) => line !== "")
+      expect(lines.filter((line) => !line.startsWith("  ")).map((line) => line.split(" ")[0])).toEqual([
+        "clear\\x1b[2J",
+        "named",
+        "ok\\n",
+        "FAILED:",
+      ])
+    }),
+  )
+
+  it.scoped("reports a root that holds no skill, with the dot-folders that do", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ ".curated/a/SKILL.md": skillMd("a", "d") })
+      const report = yield* lint([root])
+      expect(report.notices).toEqual([
+        {
+          rule: "root-empty",
+          severity: "warning",
+          file: root,
+          message: expect.stringContaining("skills are in .curated (1): pass --include-dot-folders"),
+        },
+      ])
+      expect(formatLintReport(report, path.dirname(root))).toContain(": warning root-empty: no skill found")
+      const included = yield* lint([root], { includeDotFolders: true })
+      expect([included.ok, included.summary.skills, included.notices]).toEqual([true, 1, []])
+    }),
+  )
+
   it("groups problems by skill with file:line, leaves clean skills out, and ends with a summary", () => {
     const report: LintReport = {
       version: 1,

@@ -58,6 +58,42 @@ describe("Settings", () => {
     }),
   )
 
+  it.scoped("takes a path to a SKILL.md as its skill folder, and says a file is a file, not missing", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "pdf/SKILL.md": "", "pdf/notes.md": "" })
+      const settings = yield* resolveSettings({ skillsDirs: ["pdf/SKILL.md"], cwd: root }).pipe(
+        withEnv({ HOME: root }),
+      )
+      expect(settings.roots).toEqual([{ path: path.join(root, "pdf"), explicit: true }])
+      const file = yield* Effect.flip(
+        resolveSettings({ skillsDirs: ["pdf/notes.md"], cwd: root }).pipe(withEnv({ HOME: root })),
+      )
+      expect(file.message).toBe(
+        `Skills folder 'pdf/notes.md' (from the command line) is a file, not a folder: ${path.join(root, "pdf/notes.md")}. Pass the folder that holds the skills, or a skill's SKILL.md.`,
+      )
+      const missing = yield* Effect.flip(
+        resolveSettings({ cwd: root }).pipe(withEnv({ HOME: root, SKILLS_DIR: "gone" })),
+      )
+      expect(missing.message).toBe(
+        `Skills folder 'gone' (from SKILLS_DIR) does not exist: ${path.join(root, "gone")}`,
+      )
+    }),
+  )
+
+  it.scoped("searches dot-folders when --include-dot-folders or SKILLS_MCP_INCLUDE_DOT_FOLDERS says so", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({})
+      const resolve = (input: { readonly includeDotFolders?: boolean }, env: Record<string, string> = {}) =>
+        resolveSettings({ cwd: root, ...input }).pipe(withEnv({ HOME: root, ...env }))
+      expect((yield* resolve({})).includeDotFolders).toBe(false)
+      expect((yield* resolve({ includeDotFolders: true })).includeDotFolders).toBe(true)
+      expect((yield* resolve({}, { SKILLS_MCP_INCLUDE_DOT_FOLDERS: "1" })).includeDotFolders).toBe(true)
+      expect((yield* resolve({}, { SKILLS_MCP_INCLUDE_DOT_FOLDERS: "off" })).includeDotFolders).toBe(false)
+      const bad = yield* Effect.flip(resolve({}, { SKILLS_MCP_INCLUDE_DOT_FOLDERS: "maybe" }))
+      expect(bad.message).toContain("SKILLS_MCP_INCLUDE_DOT_FOLDERS")
+    }),
+  )
+
   it.scoped("refuses an empty folder rather than serving the working directory", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({ "pdf/SKILL.md": "" })

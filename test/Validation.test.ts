@@ -474,6 +474,7 @@ describe("the rule table", () => {
       "reference-outside",
       "path-skipped",
       "skill-nested",
+      "root-empty",
     ])
     expect(RULE_IDS.filter((rule) => !covered.has(rule) && !onDisk.has(rule))).toEqual([])
   })

@@ -146,7 +146,7 @@ describe("skills-mcp validate", () => {
   it.each([
     [["--bogus"], "Unknown option '--bogus'"],
     [["--watch"], "Option --watch does not apply to 'validate'"],
-    [[path.join(LINT, "missing-folder")], "does not exist or is not a folder"],
+    [[path.join(LINT, "missing-folder")], "does not exist"],
     [["--max-depth", "zero"], "Invalid value 'zero' for option --max-depth"],
   ])("exits 2 on a usage error: %j", async (args, message) => {
     const run = await validate(args)
