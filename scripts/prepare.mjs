@@ -12,6 +12,7 @@
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -51,10 +52,33 @@ const parts = [
   { script: "build:lib", outputs: [pkg.main, pkg.types] },
 ]
 
+/**
+ * The build's tools are dev dependencies. npm installs them here (`npm ci`) and in its clone for
+ * a git install into a project or through npx, but not for `npm install -g` from git (npm/cli#8440).
+ */
+const toolsMissing = () => {
+  const require = createRequire(path.join(PROJECT, "package.json"))
+  try {
+    require.resolve("esbuild")
+    require.resolve("typescript")
+    return false
+  } catch {
+    return true
+  }
+}
+
 for (const { script, outputs } of parts) {
   if (oldest(outputs) > sourcesChanged) {
     process.stderr.write(`prepare: ${outputs.join(", ")} newer than the sources; ${script} skipped\n`)
     continue
+  }
+  if (toolsMissing()) {
+    process.stderr.write(
+      "prepare: the build needs the dev dependencies (esbuild, typescript), which are not installed. " +
+        "`npm install -g` from a git URL does not install them (npm/cli#8440): run it with `npx`, " +
+        "install it into a project, or install a tarball made by `npm pack`.\n",
+    )
+    process.exit(1)
   }
   const npm = process.platform === "win32" ? "npm.cmd" : "npm"
   const run = spawnSync(npm, ["run", script], {
