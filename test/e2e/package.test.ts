@@ -121,6 +121,9 @@ describe("the packed package", () => {
         "dist/types/index.d.ts",
       ]),
     )
+    // The quick-start skills ship once the project has them.
+    const examples = await fs.readdir(path.join(PROJECT, "examples", "skills")).catch(() => [])
+    expect(names.some((name) => name.startsWith("examples/skills/"))).toBe(examples.length > 0)
   })
 
   it("runs the installed skills-mcp: --version and list", async () => {
