@@ -16,7 +16,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type { SkillError } from "../Errors.js"
-import { echo, InvalidArgument } from "../Errors.js"
+import { echo, InvalidArgument, MAX_ECHO } from "../Errors.js"
 
 export const INTERNAL_ERROR_TEXT = "Internal error in skills-mcp; the server log (stderr) has the details."
 
@@ -101,12 +101,13 @@ const isResourceNotFound: (error: SkillError) => boolean = Match.type<SkillError
 /**
  * The JSON-RPC error for a failed protocol method. For a method on a resource `uri`, a failure
  * meaning nothing is served there carries `data: { uri }`, as MCP's specification recommends
- * for a resource that is not found.
+ * for a resource that is not found; only for a URI a refusal may repeat whole (MAX_ECHO
+ * characters; a refusal never repeats more of a client's value, see `echo`).
  */
 export const toProtocolError = (cause: Cause.Cause<SkillError>, uri?: string): ProtocolError =>
   Option.match(Cause.failureOption(cause), {
     onSome: (error) =>
-      uri !== undefined && isResourceNotFound(error)
+      uri !== undefined && uri.length <= MAX_ECHO && isResourceNotFound(error)
         ? new ProtocolError(errorCodeOf(error), error.message, { uri })
         : new ProtocolError(errorCodeOf(error), error.message),
     onNone: () => new ProtocolError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),

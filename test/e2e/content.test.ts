@@ -185,10 +185,14 @@ describe("errors for a resource that is not served", () => {
     expect(error.data).toEqual({ uri })
   })
 
-  it("gives no data for a request that is wrong in another way", async () => {
-    const error = await rpcError("resources/read", { uri: "skill://pdf/references" })
-    expect(error.code).toBe(-32602)
-    expect(error.message).toContain("is a folder")
-    expect(error.data).toBeUndefined()
+  it("gives no data for a request that is wrong in another way, or a URI too long to repeat", async () => {
+    const folder = await rpcError("resources/read", { uri: "skill://pdf/references" })
+    expect(folder.code).toBe(-32602)
+    expect(folder.message).toContain("is a folder")
+    expect(folder.data).toBeUndefined()
+    // A refusal repeats at most 120 characters of a client's value.
+    const long = await rpcError("resources/read", { uri: `skill://pdf/${"a".repeat(200)}.md` })
+    expect(long.code).toBe(-32602)
+    expect(long.data).toBeUndefined()
   })
 })
