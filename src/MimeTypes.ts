@@ -1,8 +1,10 @@
 /**
- * MIME types by file extension, for the files skills ship. A table of our own rather than the
- * `mime` package: its full database costs ~4 ms of start-up (3% of the budget for answering
- * `initialize`), and a skill folder holds a few dozen kinds of file. Unknown extensions are
- * `application/octet-stream`; whether a file is text is decided from its bytes, not its type.
+ * MIME types of the files skills ship: by extension, from a table of our own rather than the
+ * `mime` package (its full database costs ~4 ms of start-up, 3% of the budget for answering
+ * `initialize`, and a skill folder holds a few dozen kinds of file). A file whose extension is
+ * not in the table (or that has none: `Makefile`, a script with a `#!` line) is `text/plain` when
+ * its bytes are text, else `application/octet-stream`. Whether a file is returned as text is
+ * decided from its bytes, not its type.
  */
 import * as path from "node:path"
 
@@ -34,6 +36,12 @@ const TYPES: Readonly<Record<string, string>> = {
   cfg: "text/plain",
   conf: "text/plain",
   env: "text/plain",
+  dot: "text/vnd.graphviz",
+  gv: "text/vnd.graphviz",
+  tex: "text/x-tex",
+  diff: "text/x-diff",
+  patch: "text/x-diff",
+  properties: "text/plain",
   // Source code and scripts
   js: "text/javascript",
   mjs: "text/javascript",
@@ -106,5 +114,12 @@ const TYPES: Readonly<Record<string, string>> = {
   bin: "application/octet-stream",
 }
 
-export const mimeTypeOf = (file: string): string =>
-  TYPES[path.extname(file).slice(1).toLowerCase()] ?? "application/octet-stream"
+/**
+ * A file's type: by its extension when the table knows it; otherwise `text/plain` when `isText`
+ * (called only then, as it looks at the bytes) says the file is text, else
+ * `application/octet-stream`, as also without `isText` (a folder listing names its files
+ * without reading them).
+ */
+export const mimeTypeOf = (file: string, isText?: () => boolean): string =>
+  TYPES[path.extname(file).slice(1).toLowerCase()] ??
+  (isText?.() === true ? "text/plain" : "application/octet-stream")

@@ -569,7 +569,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
             const content: FileContent = {
               path: relative,
               size: bytes.length,
-              mimeType: mimeTypeOf(relative),
+              mimeType: mimeTypeOf(relative, () => !isBinary(bytes)),
               bytes,
             }
             return { content, opened: fingerprintOf(info) }

@@ -2,7 +2,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { Frontmatter, parseSkillText, splitFrontmatter } from "../src/Frontmatter.js"
+import { Frontmatter, MAX_YAML_DEPTH, parseSkillText, splitFrontmatter } from "../src/Frontmatter.js"
 import { Settings } from "../src/Settings.js"
 import { tempTree } from "./support/tree.js"
 
@@ -118,6 +118,58 @@ describe("parseSkillText", () => {
     expect(error.reason).toContain("YAML error")
     expect(error.line).toBeGreaterThanOrEqual(4)
     expect(error.message).toContain("/skills/x/SKILL.md:")
+  })
+
+  it.each([
+    ["flow lists", `x: ${"[".repeat(100_000)}${"]".repeat(100_000)}`, 4],
+    ["flow maps", `x: ${"{a: ".repeat(100_000)}${"}".repeat(100_000)}`, 4],
+    ["compact lists", `x:\n${"- ".repeat(100_000)}v`, 5],
+    // The top-level map is the first level; the key on file line 4 + 64 opens the 65th.
+    [
+      "block maps",
+      Array.from({ length: 600 }, (_, depth) => `${" ".repeat(depth)}k${depth}:`).join("\n"),
+      68,
+    ],
+  ])("refuses %s nested deeper than the limit, naming it and the line", (_label, yaml, line) => {
+    const error = failure(`---\nname: a\ndescription: b\n${yaml}\n---\nbody`)
+    expect(error.rule).toBe("yaml-invalid")
+    expect(error.reason).toContain(`nested more than ${MAX_YAML_DEPTH} levels deep`)
+    expect(error.line).toBe(line)
+  })
+
+  it("reads nesting up to the limit as before", () => {
+    const depth = MAX_YAML_DEPTH - 2
+    const result = parse(`---\nname: a\ndescription: b\nx: ${"[".repeat(depth)}${"]".repeat(depth)}\n---\n`)
+    expect(Either.isRight(result)).toBe(true)
+    if (Either.isLeft(result)) return
+    let inner: unknown = result.right.raw.x
+    let levels = 0
+    while (Array.isArray(inner)) {
+      levels++
+      inner = inner[0]
+    }
+    expect(levels).toBe(depth)
+  })
+
+  it.each([
+    ["an unclosed double quote", 'name: a\ndescription: "never closed\nlicense: MIT\nother: x', 3, "closing"],
+    ["an unclosed single quote", "name: a\ndescription: b\nmetadata:\n  x: 'oops\n  y: z", 5, "closing"],
+    ["an unclosed flow list", "name: a\ndescription: [never closed\nlicense: MIT", 3, "'['"],
+    ["an unclosed flow list on the last line", "name: a\ndescription: b\ntags: [a,\n  b", 4, "'['"],
+    ["an unclosed flow map", "name: a\ndescription: b\nmeta: {a: b", 4, "'{'"],
+    [
+      "an over-indented key",
+      "name: a\ndescription: b\nmetadata:\n  x: y\n   z: w\nlicense: MIT",
+      6,
+      "indented",
+    ],
+    ["an over-indented top-level key", "name: a\n  description: b\nlicense: MIT", 3, "indented"],
+    ["a key with no value", "name: a\ndescription: b\nlicense", 4, "map values"],
+  ])("points a YAML error at the line where the problem starts: %s", (_label, yaml, line, hint) => {
+    const error = failure(`---\n${yaml}\n---\nbody`)
+    expect(error.rule).toBe("yaml-invalid")
+    expect(error.reason).toContain(hint)
+    expect(error.line).toBe(line)
   })
 
   it("stops an alias bomb (billion laughs) quickly", () => {

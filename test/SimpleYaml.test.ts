@@ -1,11 +1,13 @@
 /**
- * The fast frontmatter reader must agree with the `yaml` package on everything it accepts
+ * The fast frontmatter reader must agree with the `yaml` package on everything it accepts, and the
+ * watched parse behind it (nesting limited) with `parseDocument` on everything
  * (and refuse what it cannot read exactly). Property-based, with Effect's bundled fast-check.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import { parseDocument } from "yaml"
-import { parseSimpleYaml } from "../src/Frontmatter.js"
+import { parseFrontmatterYaml, parseSimpleYaml } from "../src/Frontmatter.js"
 
 const yamlOf = (text: string) => {
   const doc = parseDocument(text, {
@@ -194,5 +196,40 @@ describe("parseSimpleYaml", () => {
     // The property is not vacuous: a fair share of the generated documents take the fast path.
     expect(accepted).toBeGreaterThan(500)
     expect(acceptedBlocks).toBeGreaterThan(100)
+  })
+})
+
+describe("parseFrontmatterYaml", () => {
+  it("reads every document as the yaml package's parseDocument does (nesting watched)", () => {
+    let read = 0
+    let refused = 0
+    fc.assert(
+      // With the two required fields first, more documents are read through.
+      fc.property(document, fc.boolean(), (entries, withRequired) => {
+        const text = withRequired ? `name: n\ndescription: d\n${entries}` : entries
+        const doc = parseDocument(text, {
+          schema: "core",
+          customTags: [],
+          uniqueKeys: true,
+          strict: true,
+          stringKeys: true,
+          prettyErrors: false,
+        })
+        const result = parseFrontmatterYaml("SKILL.md", { yaml: text, startLine: 1, endLine: 2, body: "" })
+        const error = doc.errors[0]
+        if (error !== undefined) {
+          refused++
+          // The same error (a second document's message is cut before its advice on the API).
+          const message = error.message.split("\n")[0]?.split(";")[0] ?? ""
+          expect(Either.isLeft(result) && result.left.reason).toContain(`YAML error: ${message}`)
+        } else if (Either.isRight(result)) {
+          read++
+          expect(result.right.raw).toEqual(doc.toJS())
+        }
+      }),
+      { numRuns: 4_000 },
+    )
+    expect(read).toBeGreaterThan(300)
+    expect(refused).toBeGreaterThan(300)
   })
 })

@@ -3,8 +3,16 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../src/Catalog.js"
 import { usageGuide } from "../src/instructions.js"
+import type { ToolOutput } from "../src/mcp/Run.js"
 import { budgetWarnings } from "../src/mcp/Server.js"
-import { callTool, ListSkillsResult, listedCatalog, listedSize, toolDefinitions } from "../src/mcp/tools.js"
+import {
+  callTool,
+  ListSkillsResult,
+  listedCatalog,
+  listedSize,
+  ReadSkillFileResult,
+  toolDefinitions,
+} from "../src/mcp/tools.js"
 import { defaults, type SettingsShape } from "../src/Settings.js"
 import { auditMemory, servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -148,6 +156,128 @@ describe("budgetWarnings", () => {
       expect(warn({ catalogPlacement: "none", catalogBudget: 100 })).toEqual([])
       expect(warn({ catalogPlacement: "tool", instructionsBudget: 100 })).toEqual([])
       expect(warn({ catalogPlacement: "instructions", toolsBudget: 100 })).toEqual([])
+    }),
+  )
+})
+
+const readFile = (root: string, args: Record<string, unknown>) =>
+  callTool("read_skill_file", args).pipe(Effect.provide(servicesFor([root])), Effect.provide(auditMemory))
+
+/** A file of `lines` numbered lines of about 40 characters each. */
+const numberedLines = (lines: number) =>
+  Array.from({ length: lines }, (_, index) => `line ${index + 1} ${"x".repeat(30)}\n`).join("")
+
+describe("read_skill_file", () => {
+  it.scoped("answers a file's text once: the structured result holds its metadata, not a copy", () =>
+    Effect.gen(function* () {
+      // 74 KB of markdown in 1,800 lines: one part, under both caps.
+      const guide = numberedLines(1_800)
+      expect(guide.length).toBeGreaterThan(70_000)
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "PDFs."),
+        "pdf/references/guide.md": guide,
+      })
+      const output = yield* readFile(root, { id: "pdf", path: "references/guide.md" })
+      expect(output.text).toBe(guide)
+      const structured = yield* Schema.decodeUnknown(ReadSkillFileResult)(output.structured)
+      expect(structured).toEqual({
+        id: "pdf",
+        path: "references/guide.md",
+        type: "file",
+        size: guide.length,
+        mimeType: "text/markdown",
+        startLine: 1,
+        endLine: 1_800,
+        totalLines: 1_800,
+        truncated: false,
+      })
+      expect(JSON.stringify(output.structured).length).toBeLessThan(300)
+    }),
+  )
+
+  it.scoped("pages through a long file by lines; the parts put together are the file", () =>
+    Effect.gen(function* () {
+      // 5,000 lines (about 200 KB, the last without a newline): three parts of up to 2,000 lines.
+      const text = `${numberedLines(4_999)}last line, no newline`
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "PDFs."),
+        "pdf/references/long.txt": text,
+      })
+      const parts: Array<string> = []
+      let offset: number | undefined = 1
+      const starts: Array<number> = []
+      while (offset !== undefined) {
+        starts.push(offset)
+        const output: ToolOutput = yield* readFile(root, { id: "pdf", path: "references/long.txt", offset })
+        const structured: typeof ReadSkillFileResult.Type = yield* Schema.decodeUnknown(ReadSkillFileResult)(
+          output.structured,
+        )
+        expect(structured.totalLines).toBe(5_000)
+        expect(structured.startLine).toBe(offset)
+        const next: number | undefined = structured.nextOffset
+        if (next === undefined) {
+          expect(structured.endLine).toBe(5_000)
+          expect(structured.truncated).toBe(false)
+          parts.push(output.text)
+        } else {
+          expect(structured.truncated).toBe(true)
+          const note = `\n[Lines ${offset}-${next - 1} of 5000 shown. To read on, call read_skill_file {"id":"pdf","path":"references/long.txt","offset":${next}}]`
+          expect(output.text.endsWith(note)).toBe(true)
+          parts.push(output.text.slice(0, -note.length))
+        }
+        offset = next
+      }
+      expect(starts).toEqual([1, 2_001, 4_001])
+      expect(parts.join("")).toBe(text)
+    }),
+  )
+
+  it.scoped("reads the lines asked for, caps a part at 100,000 characters, and cuts a longer line", () =>
+    Effect.gen(function* () {
+      const long = "y".repeat(150_000)
+      const text = `one\ntwo\nthree\n${"z".repeat(60_000)}\n${"w".repeat(60_000)}\n${long}\nend\n`
+      const root = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "PDFs."), "pdf/data.txt": text })
+      const read = (args: Record<string, unknown>) => readFile(root, { id: "pdf", path: "data.txt", ...args })
+
+      const middle = yield* read({ offset: 2, limit: 2 })
+      expect(middle.text).toBe(
+        'two\nthree\n\n[Lines 2-3 of 7 shown. To read on, call read_skill_file {"id":"pdf","path":"data.txt","offset":4,"limit":2}]',
+      )
+      expect(middle.structured).toMatchObject({ startLine: 2, endLine: 3, totalLines: 7, nextOffset: 4 })
+
+      // Two lines of 60,000 characters do not fit in one part: the second comes next.
+      const capped = yield* read({ offset: 4 })
+      expect(capped.structured).toMatchObject({ startLine: 4, endLine: 4, nextOffset: 5 })
+
+      const cut = yield* read({ offset: 6 })
+      expect(cut.text.startsWith("y".repeat(100_000))).toBe(true)
+      expect(cut.text).toContain("[Line 6 is 150000 characters long; only its first 100000 are shown.]")
+      expect(cut.text).toContain('call read_skill_file {"id":"pdf","path":"data.txt","offset":7}')
+      expect(cut.structured).toMatchObject({ startLine: 6, endLine: 6, nextOffset: 7, truncated: true })
+
+      const last = yield* read({ offset: 7 })
+      expect(last.text).toBe("end\n")
+    }),
+  )
+
+  it.scoped("refuses an offset past the end, naming the file's length", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "pdf/SKILL.md": skillMd("pdf", "PDFs."),
+        "pdf/notes.md": "a\nb\n",
+        "pdf/empty.md": "",
+      })
+      const error = yield* Effect.flip(readFile(root, { id: "pdf", path: "notes.md", offset: 3 }))
+      expect(error._tag).toBe("InvalidArgument")
+      expect(error.message).toBe(
+        "Invalid argument 'offset': line 3 is past the end of 'notes.md', which has 2 lines",
+      )
+      // An empty file has an empty first page.
+      const empty = yield* readFile(root, { id: "pdf", path: "empty.md" })
+      expect(empty.text).toBe("")
+      expect(empty.structured).toMatchObject({ startLine: 1, endLine: 0, totalLines: 0, truncated: false })
+      const zero = yield* Effect.flip(readFile(root, { id: "pdf", path: "notes.md", offset: 0 }))
+      expect(zero.message).toContain("Invalid argument 'offset'")
     }),
   )
 })

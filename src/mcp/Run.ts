@@ -16,7 +16,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type { SkillError } from "../Errors.js"
-import { echo, InvalidArgument } from "../Errors.js"
+import { echo, InvalidArgument, MAX_ECHO } from "../Errors.js"
 
 export const INTERNAL_ERROR_TEXT = "Internal error in skills-mcp; the server log (stderr) has the details."
 
@@ -69,21 +69,47 @@ export const errorCodeOf: (error: SkillError) => number = Match.type<SkillError>
 )
 
 /**
- * A JSON-RPC error for the SDK to send: it answers with `code` and `message` as they are
+ * A JSON-RPC error for the SDK to send: it answers with `code`, `message` and `data` as they are
  * (the SDK's McpError would prefix the message with "MCP error <code>:").
  */
 export class ProtocolError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    readonly data?: { readonly uri: string },
   ) {
     super(message)
   }
 }
 
-export const toProtocolError = (cause: Cause.Cause<SkillError>): ProtocolError =>
+/** Failures that mean "no resource is served at this URI". */
+const isResourceNotFound: (error: SkillError) => boolean = Match.type<SkillError>().pipe(
+  Match.tagsExhaustive({
+    UnknownUri: () => true,
+    SkillNotPublished: () => true,
+    FileNotFound: () => true,
+    PathEscape: () => true,
+    SkillNotFound: () => false,
+    FileTooLarge: () => false,
+    BinaryFile: () => false,
+    InvalidArgument: () => false,
+    MalformedFrontmatter: () => false,
+    SkillUnreadable: () => false,
+  }),
+)
+
+/**
+ * The JSON-RPC error for a failed protocol method. For a method on a resource `uri`, a failure
+ * meaning nothing is served there carries `data: { uri }`, as MCP's specification recommends
+ * for a resource that is not found; only for a URI a refusal may repeat whole (MAX_ECHO
+ * characters; a refusal never repeats more of a client's value, see `echo`).
+ */
+export const toProtocolError = (cause: Cause.Cause<SkillError>, uri?: string): ProtocolError =>
   Option.match(Cause.failureOption(cause), {
-    onSome: (error) => new ProtocolError(errorCodeOf(error), error.message),
+    onSome: (error) =>
+      uri !== undefined && uri.length <= MAX_ECHO && isResourceNotFound(error)
+        ? new ProtocolError(errorCodeOf(error), error.message, { uri })
+        : new ProtocolError(errorCodeOf(error), error.message),
     onNone: () => new ProtocolError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),
   })
 
@@ -135,8 +161,15 @@ export interface Runner<R> {
     effect: Effect.Effect<ToolOutput, SkillError, R>,
     signal: AbortSignal,
   ) => Promise<CallToolResult>
-  /** Runs a protocol method's Effect; rejects with a ProtocolError. */
-  readonly request: <A>(effect: Effect.Effect<A, SkillError, R>, signal: AbortSignal) => Promise<A>
+  /**
+   * Runs a protocol method's Effect; rejects with a ProtocolError (with `data: { uri }` when the
+   * method is on a resource `uri` that is not served).
+   */
+  readonly request: <A>(
+    effect: Effect.Effect<A, SkillError, R>,
+    signal: AbortSignal,
+    uri?: string,
+  ) => Promise<A>
 }
 
 const logDefects = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -174,10 +207,14 @@ export const makeRunner = <R>(): Effect.Effect<Runner<R>, never, R> =>
         ? Exit.die(new Error("the request's answer went missing"))
         : Exit.succeed(taken.value)
     }
-    const request = async <A>(effect: Effect.Effect<A, SkillError, R>, signal: AbortSignal): Promise<A> => {
+    const request = async <A>(
+      effect: Effect.Effect<A, SkillError, R>,
+      signal: AbortSignal,
+      uri?: string,
+    ): Promise<A> => {
       const exit = await run(effect, signal)
       if (Exit.isSuccess(exit)) return exit.value
-      throw toProtocolError(exit.cause)
+      throw toProtocolError(exit.cause, uri)
     }
     return { tool: (effect, signal) => run(effect, signal).then(toToolResult), request }
   })

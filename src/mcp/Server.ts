@@ -348,13 +348,18 @@ export const makeServer = (
       },
       "resources/read": async (input, extra) => {
         const request = params(UriParams, "resources/read")(input)
-        return runner.request(audited("resources/read", request.uri, readResource(request)), extra.signal)
+        return runner.request(
+          audited("resources/read", request.uri, readResource(request)),
+          extra.signal,
+          request.uri,
+        )
       },
       "resources/directory/read": async (input, extra) => {
         const request = params(DirectoryReadParams, "resources/directory/read")(input)
         return runner.request(
           audited("resources/directory/read", request.uri, readDirectory(request)),
           extra.signal,
+          request.uri,
         )
       },
       "resources/subscribe": async (input, extra) => {
@@ -386,6 +391,7 @@ export const makeServer = (
             }),
           ),
           extra.signal,
+          uri,
         )
       },
       "resources/unsubscribe": async (input) => {
@@ -397,7 +403,11 @@ export const makeServer = (
         runner.request(listSkills(params(ListSkillsParams, "skills/list")(input), logLeftOut), extra.signal),
       "skills/get": async (input, extra) => {
         const request = params(GetSkillParams, "skills/get")(input)
-        return runner.request(audited("skills/get", request.uri, getSkill(request)), extra.signal)
+        return runner.request(
+          audited("skills/get", request.uri, getSkill(request)),
+          extra.signal,
+          request.uri,
+        )
       },
       "completion/complete": async (input, extra) => {
         const request = params(CompleteParams, "completion/complete")(input)

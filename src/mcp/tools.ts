@@ -16,6 +16,8 @@ import { echo, InvalidArgument } from "../Errors.js"
 import { withCatalog } from "../instructions.js"
 import type { Listing } from "../SkillFiles.js"
 import { SkillFiles } from "../SkillFiles.js"
+import type { TextPage } from "../TextPage.js"
+import { DEFAULT_PAGE_LINES, lineCount, MAX_PAGE_CHARS, pageOf } from "../TextPage.js"
 import type { ToolOutput } from "./Run.js"
 import { decodeArguments, outcomeOf } from "./Run.js"
 
@@ -88,6 +90,16 @@ export const ReadSkillFileArgs = Schema.Struct({
       },
     ),
   ),
+  offset: Schema.optional(
+    Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)).annotations({
+      description: "First line to read, 1-based (default 1). Files only.",
+    }),
+  ),
+  limit: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, 1_000_000)).annotations({
+      description: `Number of lines to read (default ${DEFAULT_PAGE_LINES}; at most ${MAX_PAGE_CHARS} characters come back per call). Files only.`,
+    }),
+  ),
 })
 
 const ListingEntrySchema = Schema.Struct({
@@ -96,17 +108,32 @@ const ListingEntrySchema = Schema.Struct({
   size: Schema.optional(Schema.Int),
 })
 
+/** What a read_skill_file answer says besides its text: a file's text comes once, in the text content. */
 export const ReadSkillFileResult = Schema.Struct({
   id: Schema.String,
   path: Schema.String.annotations({ description: "The path read, relative to the skill folder." }),
   type: Schema.Literal("file", "directory"),
-  size: Schema.optional(Schema.Int),
+  size: Schema.optional(Schema.Int.annotations({ description: "The file's size in bytes." })),
   mimeType: Schema.optional(Schema.String),
-  content: Schema.optional(Schema.String.annotations({ description: "The file's text (type 'file')." })),
+  startLine: Schema.optional(
+    Schema.Int.annotations({ description: "First line in the text (type 'file')." }),
+  ),
+  endLine: Schema.optional(Schema.Int.annotations({ description: "Last line in the text (type 'file')." })),
+  totalLines: Schema.optional(Schema.Int.annotations({ description: "Lines in the file (type 'file')." })),
+  nextOffset: Schema.optional(
+    Schema.Int.annotations({
+      description: "Where the next part starts, when more lines follow: pass it as offset.",
+    }),
+  ),
   entries: Schema.optional(
     Schema.Array(ListingEntrySchema).annotations({ description: "Files (type 'directory')." }),
   ),
-  truncated: Schema.optional(Schema.Boolean),
+  truncated: Schema.optional(
+    Schema.Boolean.annotations({
+      description:
+        "A file: the text stops before the file's end (more lines follow) or cuts a line too long for one answer. A folder: the listing stopped.",
+    }),
+  ),
 })
 
 // ---------------------------------------------------------------------------------------
@@ -134,8 +161,7 @@ export const LIST_SKILLS_DESCRIPTION =
 export const GET_SKILL_DESCRIPTION =
   "Load a skill's instructions (its SKILL.md body) by id or name. Call it when a task matches a skill's description below, then follow the instructions. The result names the skill's base directory first: relative paths in the instructions (references/, scripts/, assets/) resolve against it; read those files with your own tools or with read_skill_file."
 
-export const READ_SKILL_FILE_DESCRIPTION =
-  "Read a text file from a skill folder (for example references/guide.md), or list the skill's files when `path` is empty or names a folder. Paths are relative to the skill folder; nothing outside it can be read. For agents without direct file access. Nothing is executed."
+export const READ_SKILL_FILE_DESCRIPTION = `Read a text file from a skill folder (for example references/guide.md), or list the skill's files when \`path\` is empty or names a folder. Paths are relative to the skill folder; nothing outside it can be read. A long file comes in parts of up to ${DEFAULT_PAGE_LINES} lines (or ${MAX_PAGE_CHARS} characters): the answer then ends with the call that reads the next part; \`offset\` (first line, 1-based) and \`limit\` (number of lines) choose a part. For agents without direct file access. Nothing is executed.`
 
 /** The three tools without the catalog, built on first use. */
 let bareTools: Array<Tool> | undefined
@@ -322,17 +348,64 @@ const readSkillFile = (input: unknown) =>
       const output: ToolOutput = { structured, text: listingText(skill.id, result.listing), skill: skill.id }
       return output
     }
+    const { file } = result
+    const offset = args.offset ?? 1
+    const page = pageOf(file.text, offset, args.limit ?? DEFAULT_PAGE_LINES)
+    if (page === undefined) {
+      const total = lineCount(file.text)
+      return yield* new InvalidArgument({
+        argument: "offset",
+        reason: `line ${offset} is past the end of '${echo(file.path)}', which has ${total} line${total === 1 ? "" : "s"}`,
+      })
+    }
+    const nextOffset = page.endLine < page.totalLines ? page.endLine + 1 : undefined
     const structured = yield* Schema.encode(ReadSkillFileResult)({
       id: skill.id,
-      path: result.file.path,
+      path: file.path,
       type: "file",
-      size: result.file.size,
-      mimeType: result.file.mimeType,
-      content: result.file.text,
+      size: file.size,
+      mimeType: file.mimeType,
+      startLine: page.startLine,
+      endLine: page.endLine,
+      totalLines: page.totalLines,
+      ...(nextOffset === undefined ? {} : { nextOffset }),
+      truncated: nextOffset !== undefined || page.cutLineLength !== undefined,
     }).pipe(Effect.orDie)
-    const output: ToolOutput = { structured, text: result.file.text, skill: skill.id }
+    const output: ToolOutput = {
+      structured,
+      text: pageText(skill.id, file.path, page, nextOffset, args.limit),
+      skill: skill.id,
+    }
     return output
   })
+
+/**
+ * A page's text as the answer gives it: the lines as they are in the file and, when the page is
+ * not all of the rest of the file, a note after a blank line saying what was left out and which
+ * call reads on.
+ */
+const pageText = (
+  id: string,
+  path: string,
+  page: TextPage,
+  nextOffset: number | undefined,
+  limit: number | undefined,
+): string => {
+  const notes: Array<string> = []
+  if (page.cutLineLength !== undefined) {
+    notes.push(
+      `[Line ${page.endLine} is ${page.cutLineLength} characters long; only its first ${page.text.length} are shown.]`,
+    )
+  }
+  if (nextOffset !== undefined) {
+    const next = JSON.stringify({ id, path, offset: nextOffset, ...(limit === undefined ? {} : { limit }) })
+    notes.push(
+      `[Lines ${page.startLine}-${page.endLine} of ${page.totalLines} shown. To read on, call read_skill_file ${next}]`,
+    )
+  }
+  if (notes.length === 0) return page.text
+  return `${page.text}${page.text.endsWith("\n") ? "\n" : "\n\n"}${notes.join("\n")}`
+}
 
 const handlers = {
   list_skills: listSkills,
