@@ -1,4 +1,4 @@
-import { PassThrough } from "node:stream"
+import { PassThrough, Writable } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { findRequestId, RequestIdScanner } from "../src/mcp/RequestId.js"
@@ -287,6 +287,32 @@ describe("LineTransport", () => {
     expect(transport.unanswered).toBe(0)
     take()
     await waiting
+    expect(transport.pending).toBe(0)
+  })
+
+  it("reads nothing more once the output has failed (the client went away), and winds down", async () => {
+    const input = new PassThrough()
+    const output = new Writable({
+      write(_chunk, _encoding, callback) {
+        callback(Object.assign(new Error("write EPIPE"), { code: "EPIPE" }))
+      },
+    })
+    let ended = 0
+    const transport = new LineTransport(input, output, { onEnd: () => ended++ })
+    const received: Array<unknown> = []
+    transport.onmessage = (message) => {
+      if (!("id" in message) || message.id === undefined) return
+      received.push(message.id)
+      void transport.send({ jsonrpc: "2.0", id: message.id, result: {} })
+    }
+    transport.onerror = () => undefined
+    await transport.start()
+    input.write(Array.from({ length: 5 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"ping"}\n`).join(""))
+    await transport.whenIdle()
+    input.write('{"jsonrpc":"2.0","id":9,"method":"ping"}\n')
+    await tick()
+    expect(received).toEqual([0])
+    expect(ended).toBe(1)
     expect(transport.pending).toBe(0)
   })
 

@@ -102,6 +102,8 @@ export class LineTransport implements Transport {
   private drainWaiters: Array<() => void> = []
   private ended = false
   private closed = false
+  /** The output failed (the client went away): nothing more is read. */
+  private outputGone = false
   /** The id of the `initialize` request being answered, then true once one was answered. */
   private initialize: RequestId | boolean = false
 
@@ -247,7 +249,7 @@ export class LineTransport implements Transport {
     setImmediate(() => {
       if (this.backlog !== null && this.backlog.length === 0) this.backlog = null
       if (backlog !== null) this.onData(backlog)
-      if (!this.paused && !this.closed) this.input.resume()
+      if (!this.paused && !this.closed && !this.outputGone) this.input.resume()
       this.checkIdle()
     })
   }
@@ -260,7 +262,7 @@ export class LineTransport implements Transport {
 
   private readonly onData = (chunk: Buffer | string) => {
     let data = typeof chunk === "string" ? Buffer.from(chunk) : chunk
-    while (data.length > 0 && !this.closed) {
+    while (data.length > 0 && !this.closed && !this.outputGone) {
       if (this.paused) {
         this.backlog = this.backlog === null ? data : Buffer.concat([this.backlog, data])
         return
@@ -394,8 +396,12 @@ export class LineTransport implements Transport {
   }
 
   private readonly onOutputError = (error: Error) => {
-    // The client went away (EPIPE): nothing more can be written.
+    // The client went away (EPIPE): nothing more can be written, so nothing more is read.
+    this.outputGone = true
+    this.input.pause()
+    this.backlog = null
     this.onerror?.(error)
     this.onInputEnd()
+    this.checkIdle()
   }
 }
