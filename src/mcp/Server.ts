@@ -79,10 +79,10 @@ import { callTool, listedCatalog, listedSize, toolDefinitions } from "./tools.js
 export const SERVER_NAME = "skills-mcp"
 
 /**
- * After stdin ends, every request already read is still answered, and an idle server exits
- * at once. While answers keep going out the server keeps answering; once none has gone out
- * for this long (requests stuck on a disk that stopped answering), it exits without them and
- * says so on stderr.
+ * After stdin ends, every request already read is still answered and its answer delivered, and
+ * an idle server exits at once. While the client keeps taking answers the server keeps going;
+ * once none has been taken for this long (requests stuck on a disk that stopped answering, or
+ * a client that stopped reading), it exits without them and says so on stderr.
  */
 const DRAIN_STALL_MS = 1_000
 /**
@@ -495,17 +495,19 @@ export const makeServer = (
   })
 
 /**
- * After the input ended: "drained" once every request read is answered, or "stalled" when no
- * answer has gone out for `stallMs` (counting from the end of input) while some are pending.
+ * After the input ended: "drained" once every request read is answered and every answer
+ * flushed to the client, or "stalled" when the output has taken nothing for `stallMs`
+ * (counting from the end of input) while some are pending. A slow client that reads gets
+ * everything; one that stopped reading does not keep the process.
  */
 export const drain = (
-  transport: { readonly whenIdle: () => Promise<void>; readonly lastSent: number },
+  transport: { readonly whenIdle: () => Promise<void>; readonly lastFlushed: number },
   stallMs: number,
 ): Effect.Effect<"drained" | "stalled"> =>
   Effect.suspend(() => {
     const endedAt = performance.now()
     const stalled = Effect.suspend(() => {
-      const quiet = performance.now() - Math.max(transport.lastSent, endedAt)
+      const quiet = performance.now() - Math.max(transport.lastFlushed, endedAt)
       return quiet >= stallMs ? Effect.succeed(true) : Effect.as(Effect.sleep(stallMs - quiet), false)
     }).pipe(Effect.repeat({ until: (done) => done }))
     return Effect.raceFirst(
@@ -683,8 +685,9 @@ export const serve = (io: {
     yield* Deferred.await(ended)
     const outcome = yield* drain(transport, DRAIN_STALL_MS)
     if (outcome === "stalled") {
+      const unanswered = transport.unanswered
       yield* Effect.logWarning(
-        `Input ended; ${transport.pending} request(s) made no progress for ${DRAIN_STALL_MS} ms and were left unanswered.`,
+        `Input ended and nothing was delivered for ${DRAIN_STALL_MS} ms: ${unanswered} request(s) left unanswered and ${transport.pending - unanswered} answer(s) the client did not read were abandoned.`,
       )
     }
   }).pipe(Effect.provide(Logger.add(clientLogger(clientLog))))

@@ -4,17 +4,24 @@
  *   closes itself silently once its buffer passes 10 MiB);
  * - invalid JSON is answered with -32700 and a non-JSON-RPC message with -32600;
  * - end of input is reported (`onEnd`) instead of being ignored, and the requests still in
- *   flight are known (`pending`) so their responses can be written before the process exits;
- * - reading pauses while MAX_IN_FLIGHT requests are unanswered: a client that sends thousands
- *   at once waits in the pipe instead of in the server's memory; a request reusing the id of
- *   one in flight (which would escape that count) is refused, as is a second `initialize`;
+ *   flight are known (`pending`) so their responses can be delivered before the process exits;
+ * - a request counts as in flight until its answer is flushed to the output (the write's
+ *   callback ran), not merely handed to the stream;
+ * - reading pauses while MAX_IN_FLIGHT requests are in flight, and while the output is backed
+ *   up (a write returned false, until 'drain'): a client that sends thousands at once, or stops
+ *   reading its input, waits in the pipe instead of in the server's memory; a request reusing
+ *   the id of one in flight (which would escape that count) is refused, as is a second
+ *   `initialize`;
  * - a message nested deeper than MAX_NESTING levels is refused before it is parsed into
- *   something the SDK would overflow its stack on.
+ *   something the SDK would overflow its stack on;
+ * - a message refused unparsed (too large, too deep) is answered with its own id when the id
+ *   can be found anywhere in it (src/mcp/RequestId.ts).
  */
 import type { Readable, Writable } from "node:stream"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+import { findRequestId, RequestIdScanner } from "./RequestId.js"
 
 /** Largest JSON-RPC message accepted on stdin. A skills request is a few hundred bytes. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
@@ -58,25 +65,19 @@ export const nestsDeeperThan = (text: string, limit: number): boolean => {
   return false
 }
 
-/** Reads the `id` of a truncated request from its first bytes, when it comes before `params`. */
-export const peekRequestId = (head: string): RequestId | null => {
-  const match = /"id"\s*:\s*(-?\d{1,15}|"(?:[^"\\]|\\.){0,200}")/.exec(head)
-  if (match === null || match[1] === undefined) return null
-  const params = head.indexOf('"params"')
-  if (params !== -1 && params < match.index) return null
-  try {
-    const value: unknown = JSON.parse(match[1])
-    return typeof value === "string" || typeof value === "number" ? value : null
-  } catch {
-    return null
-  }
-}
-
 const errorResponse = (id: RequestId | null, code: number, message: string) => ({
   jsonrpc: "2.0" as const,
   id,
   error: { code, message },
 })
+
+/** A request read and not yet answered, or answered and its answer not yet flushed. */
+interface InFlight {
+  /** When it was read (performance.now()). */
+  readonly since: number
+  /** Its answer is written, waiting to be flushed. */
+  answered: boolean
+}
 
 export class LineTransport implements Transport {
   onclose?: (() => void) | undefined
@@ -86,16 +87,23 @@ export class LineTransport implements Transport {
   private readonly maxMessageBytes: number
   private chunks: Array<Buffer> = []
   private buffered = 0
-  /** Bytes of an oversized line seen so far; its first bytes are kept to find its id. */
-  private oversized: { bytes: number; head: string } | null = null
-  /** Requests read and not yet answered, with when each was read (performance.now()), oldest first. */
-  private readonly inFlight = new Map<RequestId, number>()
+  /** An oversized line being discarded: its size so far, and the search for its id. */
+  private oversized: { bytes: number; id: RequestIdScanner } | null = null
+  /** Requests in flight (until their answer is flushed), oldest first. */
+  private readonly inFlight = new Map<RequestId, InFlight>()
+  /** Messages written and not yet flushed (answers, notifications, refusals). */
+  private unflushedCount = 0
   /** Input read but not yet parsed, held while reading is paused. */
   private backlog: Buffer | null = null
+  /** Reading is paused (for either reason below). */
   private paused = false
+  /** MAX_IN_FLIGHT requests were in flight; reading waits until half of them are answered. */
+  private full = false
   private drainWaiters: Array<() => void> = []
   private ended = false
   private closed = false
+  /** The output failed (the client went away): nothing more is read. */
+  private outputGone = false
   /** The id of the `initialize` request being answered, then true once one was answered. */
   private initialize: RequestId | boolean = false
 
@@ -113,6 +121,7 @@ export class LineTransport implements Transport {
     this.input.on("close", this.onInputEnd)
     this.input.on("error", this.onInputError)
     this.output.on("error", this.onOutputError)
+    this.output.on("drain", this.readOn)
   }
 
   /** Requests received since the start. */
@@ -121,56 +130,46 @@ export class LineTransport implements Transport {
   }
   private receivedCount = 0
 
-  /** Requests received and not yet answered. */
+  /** Requests received whose answer is not yet flushed to the output. */
   get pending(): number {
     return this.inFlight.size
   }
 
+  /** Requests received and not yet answered (their answer not even written). */
+  get unanswered(): number {
+    let count = 0
+    for (const request of this.inFlight.values()) if (!request.answered) count++
+    return count
+  }
+
   /** How long the oldest request not yet answered has waited, in ms; 0 when none waits. */
   oldestWaitMs(): number {
-    const oldest = this.inFlight.values().next()
-    return oldest.done === true ? 0 : performance.now() - oldest.value
+    for (const request of this.inFlight.values())
+      if (!request.answered) return performance.now() - request.since
+    return 0
   }
 
-  /** When (performance.now()) the last message was written. */
-  get lastSent(): number {
-    return this.lastSentAt
+  /** When (performance.now()) the output last took a message (its write's callback ran). */
+  get lastFlushed(): number {
+    return this.lastFlushedAt
   }
-  private lastSentAt = 0
+  private lastFlushedAt = 0
 
-  /** Resolves when every request received so far has been answered. */
+  /** Resolves when every request received so far is answered and every message flushed. */
   whenIdle(): Promise<void> {
-    if (this.inFlight.size === 0 && this.backlog === null) return Promise.resolve()
+    if (this.isIdle()) return Promise.resolve()
     return new Promise((resolve) => this.drainWaiters.push(resolve))
   }
 
+  /** Resolves once the message is flushed to the output (or the output failed). */
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return
+    let answers: RequestId | undefined
     if ("id" in message && ("result" in message || "error" in message) && message.id !== undefined) {
       if (this.initialize === message.id) this.initialize = "result" in message
-      this.settle(message.id)
+      answers = message.id
     }
-    const line = `${JSON.stringify(this.options.outgoing?.(message) ?? message)}\n`
-    this.lastSentAt = performance.now()
-    if (!this.output.write(line)) await this.outputDrained()
-  }
-
-  /** One shared wait for the output to drain, however many sends are waiting for it. */
-  private drainWait: Promise<void> | null = null
-  private outputDrained(): Promise<void> {
-    if (this.drainWait === null) {
-      this.drainWait = new Promise<void>((resolve) => {
-        const done = () => {
-          this.output.off("drain", done)
-          this.output.off("close", done)
-          this.drainWait = null
-          resolve()
-        }
-        this.output.on("drain", done)
-        this.output.on("close", done)
-      })
-    }
-    return this.drainWait
+    await this.write(this.options.outgoing?.(message) ?? message, answers)
   }
 
   async close(): Promise<void> {
@@ -181,6 +180,7 @@ export class LineTransport implements Transport {
     this.input.off("close", this.onInputEnd)
     this.input.off("error", this.onInputError)
     this.output.off("error", this.onOutputError)
+    this.output.off("drain", this.readOn)
     this.input.pause()
     this.chunks = []
     this.inFlight.clear()
@@ -188,15 +188,56 @@ export class LineTransport implements Transport {
     this.onclose?.()
   }
 
+  /**
+   * Writes one message. The request it answers stays in flight until the output has taken the
+   * line; while the output is backed up, reading pauses (resumed on 'drain', see `readOn`).
+   */
+  private write(message: unknown, answers?: RequestId): Promise<void> {
+    const request = answers === undefined ? undefined : this.inFlight.get(answers)
+    if (request !== undefined) request.answered = true
+    this.unflushedCount++
+    return new Promise<void>((resolve) => {
+      const taken = this.output.write(`${JSON.stringify(message)}\n`, () => {
+        // Called once the line is flushed, or with an error once it never will be: either way
+        // the request is done with (a failed output also ends the session, onOutputError).
+        this.unflushedCount--
+        this.lastFlushedAt = performance.now()
+        // Only the request this answers: a cancelled one's id may be in use again.
+        if (answers !== undefined && this.inFlight.get(answers) === request) this.inFlight.delete(answers)
+        this.readOn()
+        this.checkIdle()
+        resolve()
+      })
+      if (!taken) this.pauseReading()
+    })
+  }
+
+  /** Pauses reading while MAX_IN_FLIGHT requests are in flight, or while the output is backed up. */
+  private pauseReading() {
+    if (this.paused || this.closed) return
+    this.paused = true
+    this.input.pause()
+  }
+
+  /** Reading resumes once half of the requests in flight are answered and the output took its lines. */
+  private readonly readOn = () => {
+    if (this.full && this.inFlight.size <= MAX_IN_FLIGHT / 2) this.full = false
+    if (this.paused && !this.full && !this.output.writableNeedDrain) this.unpause()
+  }
+
   private settle(id: RequestId) {
     this.inFlight.delete(id)
-    if (this.paused && this.inFlight.size <= MAX_IN_FLIGHT / 2) this.unpause()
+    this.readOn()
     this.checkIdle()
   }
 
-  /** Idle: every request read so far is answered and no read input waits to be parsed. */
+  private isIdle() {
+    return this.inFlight.size === 0 && this.backlog === null && this.unflushedCount === 0
+  }
+
+  /** Idle: every request read is answered, every message flushed, no read input waits to be parsed. */
   private checkIdle() {
-    if (this.inFlight.size === 0 && this.backlog === null) this.releaseWaiters()
+    if (this.isIdle()) this.releaseWaiters()
   }
 
   private unpause() {
@@ -208,7 +249,7 @@ export class LineTransport implements Transport {
     setImmediate(() => {
       if (this.backlog !== null && this.backlog.length === 0) this.backlog = null
       if (backlog !== null) this.onData(backlog)
-      if (!this.paused && !this.closed) this.input.resume()
+      if (!this.paused && !this.closed && !this.outputGone) this.input.resume()
       this.checkIdle()
     })
   }
@@ -221,7 +262,7 @@ export class LineTransport implements Transport {
 
   private readonly onData = (chunk: Buffer | string) => {
     let data = typeof chunk === "string" ? Buffer.from(chunk) : chunk
-    while (data.length > 0 && !this.closed) {
+    while (data.length > 0 && !this.closed && !this.outputGone) {
       if (this.paused) {
         this.backlog = this.backlog === null ? data : Buffer.concat([this.backlog, data])
         return
@@ -230,9 +271,13 @@ export class LineTransport implements Transport {
       const part = newline === -1 ? data : data.subarray(0, newline)
       if (this.oversized !== null) {
         this.oversized.bytes += part.length
+        this.oversized.id.feed(part)
       } else if (this.buffered + part.length > this.maxMessageBytes) {
-        const head = Buffer.concat([...this.chunks, part.subarray(0, 4096)]).toString("utf8", 0, 4096)
-        this.oversized = { bytes: this.buffered + part.length, head }
+        // Discarded as it streams in; only the search for its id goes on.
+        const id = new RequestIdScanner()
+        for (const kept of this.chunks) id.feed(kept)
+        id.feed(part)
+        this.oversized = { bytes: this.buffered + part.length, id }
         this.chunks = []
         this.buffered = 0
       } else if (part.length > 0) {
@@ -247,25 +292,26 @@ export class LineTransport implements Transport {
 
   private endOfLine() {
     if (this.oversized !== null) {
-      const { bytes, head } = this.oversized
+      const { bytes, id } = this.oversized
       this.oversized = null
       this.reply(
         errorResponse(
-          peekRequestId(head),
+          id.id,
           ErrorCode.InvalidRequest,
           `Message too large: ${bytes} bytes; this server accepts at most ${this.maxMessageBytes} bytes per message.`,
         ),
       )
       return
     }
-    const line = Buffer.concat(this.chunks).toString("utf8")
+    const bytes = Buffer.concat(this.chunks)
+    const line = bytes.toString("utf8")
     this.chunks = []
     this.buffered = 0
     if (line.trim() === "") return
     if (nestsDeeperThan(line, MAX_NESTING)) {
       this.reply(
         errorResponse(
-          peekRequestId(line.slice(0, 4096)),
+          findRequestId(bytes),
           ErrorCode.InvalidRequest,
           `Invalid request: nested deeper than ${MAX_NESTING} levels.`,
         ),
@@ -305,10 +351,10 @@ export class LineTransport implements Transport {
       }
       if (message.method === "initialize") this.initialize = message.id
       this.receivedCount++
-      this.inFlight.set(message.id, performance.now())
-      if (this.inFlight.size >= MAX_IN_FLIGHT && !this.paused) {
-        this.paused = true
-        this.input.pause()
+      this.inFlight.set(message.id, { since: performance.now(), answered: false })
+      if (this.inFlight.size >= MAX_IN_FLIGHT) {
+        this.full = true
+        this.pauseReading()
       }
     }
     if ("method" in message && message.method === "notifications/cancelled") {
@@ -327,15 +373,15 @@ export class LineTransport implements Transport {
             ErrorCode.InternalError,
             "Internal error: the request could not be handled.",
           ),
+          message.id,
         )
-        this.settle(message.id)
       }
     }
   }
 
-  private reply(message: ReturnType<typeof errorResponse>) {
-    const line = `${JSON.stringify(message)}\n`
-    this.output.write(line)
+  /** The transport's own answers (refusals), under the same rules as the server's. */
+  private reply(message: ReturnType<typeof errorResponse>, answers?: RequestId) {
+    void this.write(message, answers)
   }
 
   private readonly onInputEnd = () => {
@@ -350,8 +396,12 @@ export class LineTransport implements Transport {
   }
 
   private readonly onOutputError = (error: Error) => {
-    // The client went away (EPIPE): nothing more can be written.
+    // The client went away (EPIPE): nothing more can be written, so nothing more is read.
+    this.outputGone = true
+    this.input.pause()
+    this.backlog = null
     this.onerror?.(error)
     this.onInputEnd()
+    this.checkIdle()
   }
 }

@@ -10,6 +10,7 @@ import * as path from "node:path"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { CallToolResultSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { MAX_IN_FLIGHT } from "../../src/mcp/Transport.js"
 import {
   BIN,
   copyFixtures,
@@ -127,6 +128,27 @@ describe("oversized input", () => {
     expect(run.stdout.length).toBeLessThan(200_000)
   })
 
+  it("answers the SDK client's oversized request (id after params) with an error it receives", async () => {
+    const server = await startServer([valid, "--refresh-ms", "0"], { env })
+    try {
+      // The SDK writes `id` last; the request must fail with the size error, not time out.
+      const oversized = server.client.callTool(
+        { name: "get_skill", arguments: { id: "x".repeat(1_200_000) } },
+        undefined,
+        { timeout: 15_000 },
+      )
+      await expect(oversized).rejects.toMatchObject({
+        code: -32600,
+        message: expect.stringContaining("Message too large"),
+      })
+      const next = await server.client.callTool({ name: "get_skill", arguments: { id: "pdf-processing" } })
+      expect(next.isError).toBeUndefined()
+      expect(server.protocolErrors).toEqual([])
+    } finally {
+      await server.close()
+    }
+  })
+
   it("refuses a 900 KB argument (under the line limit) without repeating it", async () => {
     const { byId } = await session([
       tool(1, "read_skill_file", { id: "pdf-processing", path: "a".repeat(900_000) }),
@@ -194,6 +216,79 @@ describe("load", () => {
     expect(ids).toHaveLength(count)
     expect(new Set(ids).size).toBe(count)
     expect(messages.some((message) => "error" in message && message.id !== 0)).toBe(false)
+  })
+})
+
+describe("a client that stops reading", () => {
+  // A skill holding a file of about 1 MiB: each resources/read answer is that large.
+  const data = "0123456789".repeat(100_000)
+  let root: string
+  beforeAll(async () => {
+    root = path.join(fixtures, "big-answers")
+    await fs.mkdir(path.join(root, "big"), { recursive: true })
+    await fs.writeFile(
+      path.join(root, "big", "SKILL.md"),
+      "---\nname: big\ndescription: Large data.\n---\nBig.\n",
+    )
+    await fs.writeFile(path.join(root, "big", "data.txt"), data)
+  })
+
+  it("stops taking requests while its answers are unread, then delivers every one in full", async () => {
+    const count = 100
+    // Requests padded with white space (valid JSON) to 8 KB each: 800 KB of input in all.
+    const padded = (line: string) => `${line.slice(0, -1)}${" ".repeat(8_000)}}\n`
+    const requests = Array.from({ length: count }, (_, i) =>
+      padded(rpc(i + 1, "resources/read", { uri: "skill://big/data.txt" })),
+    )
+    const child = spawn(process.execPath, [BIN, root], { env: { PATH: process.env.PATH ?? "", ...env } })
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+    // Every request written and stdin closed; stdout is not read yet.
+    child.stdin.write(`${initializeLine(0)}\n${INITIALIZED}\n`)
+    for (const request of requests) child.stdin.write(request)
+    child.stdin.end()
+    const input = requests.join("").length
+    const handled = () => stderr.split("\n").filter((line) => line.includes('"tool":"resources/read"')).length
+    // Once the first answers are out of the server's hands, a while for it to take more.
+    await eventually(() => expect(handled()).toBeGreaterThan(0))
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    // It took none: at most the requests in flight at once were read, most of the input still
+    // waits in the pipe, and the server is still up.
+    expect(handled()).toBeLessThanOrEqual(MAX_IN_FLIGHT)
+    expect(child.stdin.writableLength).toBeGreaterThan(input / 2)
+    expect(child.exitCode).toBeNull()
+    // Now the client reads: every answer arrives, in full, and the server exits at the end.
+    let stdout = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    expect(await exited).toBe(0)
+    const messages = jsonRpcLines(stdout)
+    const answers = messages.filter((message) => typeof message.id === "number" && message.id > 0)
+    expect(answers.map((message) => message.id).sort((a, b) => Number(a) - Number(b))).toEqual(
+      Array.from({ length: count }, (_, i) => i + 1),
+    )
+    for (const answer of answers) {
+      expect(answer).toMatchObject({ result: { contents: [{ uri: "skill://big/data.txt", text: data }] } })
+    }
+    expect(stderr).not.toContain("abandoned")
+  }, 90_000)
+
+  it("gives up on answers never read once the input has ended, and says so on stderr", async () => {
+    const reads = [1, 2, 3].map((id) => rpc(id, "resources/read", { uri: "skill://big/data.txt" }))
+    const child = spawn(process.execPath, [BIN, root], { env: { PATH: process.env.PATH ?? "", ...env } })
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+    // stdout is never read.
+    child.stdin.end([initializeLine(0), INITIALIZED, ...reads].map((line) => `${line}\n`).join(""))
+    expect(await exited).toBe(0)
+    expect(stderr).toMatch(/answer\(s\) the client did not read were abandoned/)
   })
 })
 
