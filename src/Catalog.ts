@@ -26,7 +26,6 @@ import type { FrontmatterRead, ParsedFrontmatter } from "./Frontmatter.js"
 import { MAX_FRONTMATTER_BYTES, readFrontmatter, readFrontmatterFromNow } from "./Frontmatter.js"
 import type { FsPort, SyncFsPort } from "./FsPort.js"
 import { asyncFs, errorCode, lstatNow, mapLimit, opensRefuseLinks, syncFs } from "./FsPort.js"
-import { beginFirstScan, endFirstScan, scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
 import { fingerprintOf, sameFingerprint } from "./Paths.js"
 import type { Address, Claim, Publication, UnpublishedSkill } from "./Publication.js"
@@ -969,7 +968,6 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           }
           yield* Effect.promise(() =>
             mapLimit(stale, port.concurrency, async (candidate) => {
-              scanStep()
               results.set(candidate, await parseKept(port, candidate))
             }),
           )
@@ -1344,18 +1342,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     })
 
     // The first scan runs before anything is served: synchronous reads are the faster choice,
-    // and each SKILL.md is read as discovery comes to it. The young generation grows no more
-    // once at the scan's bound (usually as it begins) or when it ends; the old one grows by
-    // 100% from now until the start-up work is over (src/HeapTuning.ts).
-    yield* Effect.sync(beginFirstScan).pipe(
-      Effect.zipRight(rescan(syncFs, lookReading(syncFs))),
-      Effect.ensuring(
-        Effect.sync(() => {
-          endFirstScan()
-          preread.clear()
-        }),
-      ),
-    )
+    // and each SKILL.md is read as discovery comes to it.
+    yield* rescan(syncFs, lookReading(syncFs)).pipe(Effect.ensuring(Effect.sync(() => preread.clear())))
     return {
       /** The current index, after a (throttled) freshness check. */
       snapshot,

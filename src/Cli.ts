@@ -320,7 +320,7 @@ export const EXIT_FAILURE = 1
 export const EXIT_USAGE = 2
 
 const serveCommand = (settings: SettingsInput) =>
-  Effect.scoped(serve({ input: process.stdin, output: process.stdout, idleGc: true })).pipe(
+  Effect.scoped(serve({ input: process.stdin, output: process.stdout })).pipe(
     Effect.provide(appLayer(Settings.fromInput(settings))),
     Effect.as(EXIT_OK),
     Effect.provide(StderrJsonLogging),

@@ -17,7 +17,6 @@ import type { IdFilter } from "./Access.js"
 import { idFilter } from "./Access.js"
 import type { FsPort, Io } from "./FsPort.js"
 import { asyncFs, mapLimit, syncFs } from "./FsPort.js"
-import { scanStep } from "./HeapTuning.js"
 import type { Fingerprint } from "./Paths.js"
 import { childPath, fingerprintOf, isInside } from "./Paths.js"
 import type { Root } from "./Settings.js"
@@ -259,7 +258,6 @@ export const discoverRoot = async (
     folders.push(pending.dir)
     const next: Array<Pending> = []
     for (const entry of entries) {
-      scanStep()
       const name = entry.name
       if (pending.depth === 0 && NAMED_DOT_FOLDERS.has(name)) {
         const dir = path.join(pending.dir, name, "skills")

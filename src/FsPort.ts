@@ -6,8 +6,7 @@
  *
  * Loops over thousands of files are plain async functions over this port, not an Effect per
  * file: per-file fibers cost more than the system calls they wrap. Each operation answers
- * null (or a failure code) instead of throwing. This module uses only Node's own modules: the
- * launcher imports it (`fsCalls`).
+ * null (or a failure code) instead of throwing.
  */
 import type { Dirent, Stats } from "node:fs"
 import * as fs from "node:fs"
@@ -88,7 +87,7 @@ export const syncFs: SyncFsPort = {
 /**
  * Node's callback API, promisified; the calls reject on failure (`asyncFs` below answers null
  * instead). Every asynchronous file operation of the server goes through these, never through
- * `fs.promises`, and so does the launcher's. Node 20 loads that module, and the seven it
+ * `fs.promises`. Node 20 loads that module, and the seven it
  * needs (readline's among them), on its first use: 2 to 3 ms of the first request that read a
  * file. Each call costs the same either way (one round trip to the thread pool).
  */
@@ -103,10 +102,6 @@ export const fsCalls = {
   fstat: promisify(fs.fstat),
   read: promisify(fs.read),
   close: promisify(fs.close),
-  /** The launcher's, for the code cache it writes while the server runs (src/launch.ts). */
-  writeFile: promisify(fs.writeFile),
-  rename: promisify(fs.rename),
-  rm: promisify(fs.rm),
 } as const
 
 export const asyncFs: FsPort = {

@@ -8,16 +8,7 @@ import { runMain } from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { run } from "./Cli.js"
-import { manageHeap } from "./HeapTuning.js"
-import { restoreStackTraces } from "./LoadStacks.js"
 import { writeStderr } from "./Logging.js"
-
-// Every module has loaded: stack traces are captured again (the launcher turned them off
-// while the bundle loaded; src/LoadStacks.ts).
-restoreStackTraces()
-
-// The heap grows as V8 grows it until the first scan, then less (src/HeapTuning.ts).
-manageHeap()
 
 /** Exits once stdout has taken everything written to it (or after a second, if it is gone). */
 const exitAfterFlush = (code: number) => {

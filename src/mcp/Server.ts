@@ -7,7 +7,6 @@
  */
 import * as path from "node:path"
 import type { Readable, Writable } from "node:stream"
-import { getHeapStatistics } from "node:v8"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type {
@@ -21,7 +20,6 @@ import type {
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -39,8 +37,6 @@ import { SKILL_FILE } from "../Discovery.js"
 import type { SkillError } from "../Errors.js"
 import { echo, InvalidArgument } from "../Errors.js"
 import { RequestWait } from "../EventLoop.js"
-import { optimizeLater } from "../HeapTuning.js"
-import { collectAtHandshake, CHECK_MS as IDLE_CHECK_MS, idleCollector } from "../IdleGc.js"
 import type { Loader } from "../instructions.js"
 import { hasCatalogRoom, MIN_CATALOG, usageGuide, withCatalog } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
@@ -546,15 +542,7 @@ const clientLogger = (sink: ClientLog) =>
  * Serves MCP on `input`/`output` until the input ends; then waits (briefly) for the
  * requests in flight to be answered and closes the server.
  */
-export const serve = (io: {
-  readonly input: Readable
-  readonly output: Writable
-  /**
-   * Run full garbage collections while the server is idle (src/IdleGc.ts). The executable
-   * does; a library user opts in, since they act on the whole process (its heap, V8's flags).
-   */
-  readonly idleGc?: boolean
-}) => {
+export const serve = (io: { readonly input: Readable; readonly output: Writable }) => {
   const clientLog: ClientLog = { level: "warning", server: undefined }
   const hooks: ServerHooks = { subscribed: Effect.void }
   return Effect.gen(function* () {
@@ -594,22 +582,6 @@ export const serve = (io: {
 
     /** The handshake is done (the client's `notifications/initialized`), or a second has passed. */
     const handshakeDone = made.initialized.pipe(Effect.timeoutOption("1 second"))
-    const heapUsed = () => getHeapStatistics().used_heap_size
-
-    // One full collection as the handshake completes, before the work in the background below
-    // begins, when the heap is large (src/IdleGc.ts), and V8 optimizes later from then on
-    // (src/HeapTuning.ts). Forked first, it runs first.
-    if (io.idleGc === true) {
-      yield* handshakeDone.pipe(
-        Effect.zipRight(
-          Effect.sync(() => {
-            collectAtHandshake(heapUsed)
-            optimizeLater()
-          }),
-        ),
-        Effect.forkScoped,
-      )
-    }
 
     // The search index is built once the handshake is done, in slices, before a query needs it.
     yield* handshakeDone.pipe(Effect.zipRight(catalog.warmSearch), inBackground, Effect.forkScoped)
@@ -664,20 +636,6 @@ export const serve = (io: {
     } else {
       yield* Effect.suspend(() => (made.hasSubscriptions() ? made.checkSubscriptions : Effect.void)).pipe(
         Effect.repeat({ schedule: Schedule.spaced(SUBSCRIPTION_POLL) }),
-        Effect.forkScoped,
-      )
-    }
-
-    // The garbage collector's big work, done while nothing waits (src/IdleGc.ts).
-    if (io.idleGc === true) {
-      const collectWhenIdle = idleCollector({
-        received: () => transport.received,
-        pending: () => transport.pending,
-        heapUsed,
-        startingUp: catalog.startingUp,
-      })
-      yield* Effect.sync(collectWhenIdle).pipe(
-        Effect.repeat(Schedule.spaced(Duration.millis(IDLE_CHECK_MS))),
         Effect.forkScoped,
       )
     }
