@@ -25,7 +25,7 @@ export class SkillNotFound extends Schema.TaggedError<SkillNotFound>()("SkillNot
 
 /**
  * Why a SKILL.md cannot be served, as the id of the `validate` rule that reports it
- * (src/Validation.ts lists every rule).
+ * (src/skills/Validation.ts lists every rule).
  */
 export const FrontmatterRule = Schema.Literal(
   "skill-unreadable",

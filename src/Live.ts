@@ -4,14 +4,14 @@
  */
 import * as Layer from "effect/Layer"
 import { AuditLog } from "./AuditLog.js"
-import { Catalog } from "./Catalog.js"
-import { Discovery } from "./Discovery.js"
-import { Frontmatter } from "./Frontmatter.js"
-import { Lint } from "./Lint.js"
+import { Catalog } from "./catalog/Catalog.js"
+import { Watcher } from "./catalog/Watcher.js"
+import { SkillFiles } from "./files/SkillFiles.js"
+import { Lint } from "./report/Lint.js"
 import type { Settings } from "./Settings.js"
-import { SkillFiles } from "./SkillFiles.js"
-import { Validation } from "./Validation.js"
-import { Watcher } from "./Watcher.js"
+import { Discovery } from "./skills/Discovery.js"
+import { Frontmatter } from "./skills/Frontmatter.js"
+import { Validation } from "./skills/Validation.js"
 
 /** Every service but Settings and the audit sink, from a Settings layer. */
 export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {

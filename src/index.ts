@@ -15,35 +15,28 @@ export {
   type Skill,
   type SkippedSkill,
   type Snapshot,
-} from "./Catalog.js"
+} from "./catalog/Catalog.js"
+export * from "./Errors.js"
+export {
+  type Listing,
+  type ListingEntry,
+  SkillFiles,
+  type SkillRef,
+  type TextFile,
+} from "./files/SkillFiles.js"
+export { type CatalogEntry, renderAvailableSkills, usageGuide } from "./instructions.js"
+export { appLayer, lintLayer, servicesLayer } from "./Live.js"
+export { StderrJsonLogging, StderrTextLogging } from "./Logging.js"
+export { makeServer, SERVER_NAME, serve } from "./mcp/Server.js"
+export { LineTransport } from "./mcp/Transport.js"
+export { type Fingerprint, isInside } from "./platform/Paths.js"
 export {
   type CatalogReport,
   catalogReport,
   diagnosticsDocument,
   formatCatalogReport,
-} from "./CatalogReport.js"
-export {
-  type Candidate,
-  Discovery,
-  type DiscoveryNotice,
-  type DiscoveryResult,
-  SKILL_FILE,
-} from "./Discovery.js"
-export * from "./Errors.js"
-export {
-  Frontmatter,
-  type ParsedFrontmatter,
-  parseSkillText,
-  type SkillFrontmatter,
-  splitFrontmatter,
-} from "./Frontmatter.js"
-export { type CatalogEntry, renderAvailableSkills, usageGuide } from "./instructions.js"
-export { formatLintReport, Lint, LintDiagnostic, LintedSkill, LintReport } from "./Lint.js"
-export { appLayer, lintLayer, servicesLayer } from "./Live.js"
-export { StderrJsonLogging, StderrTextLogging } from "./Logging.js"
-export { makeServer, SERVER_NAME, serve } from "./mcp/Server.js"
-export { LineTransport } from "./mcp/Transport.js"
-export { type Fingerprint, isInside } from "./Paths.js"
+} from "./report/CatalogReport.js"
+export { formatLintReport, Lint, LintDiagnostic, LintedSkill, LintReport } from "./report/Lint.js"
 export {
   defaults,
   type Root,
@@ -52,7 +45,20 @@ export {
   type SettingsInput,
   type SettingsShape,
 } from "./Settings.js"
-export { type Listing, type ListingEntry, SkillFiles, type SkillRef, type TextFile } from "./SkillFiles.js"
+export {
+  type Candidate,
+  Discovery,
+  type DiscoveryNotice,
+  type DiscoveryResult,
+  SKILL_FILE,
+} from "./skills/Discovery.js"
+export {
+  Frontmatter,
+  type ParsedFrontmatter,
+  parseSkillText,
+  type SkillFrontmatter,
+  splitFrontmatter,
+} from "./skills/Frontmatter.js"
 export {
   checkSkill,
   type Diagnostic,
@@ -62,5 +68,5 @@ export {
   type RuleId,
   type Severity,
   Validation,
-} from "./Validation.js"
+} from "./skills/Validation.js"
 export { VERSION } from "./version.js"

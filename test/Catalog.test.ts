@@ -12,8 +12,8 @@ import {
   encodeCursor,
   findSkill,
   prepareLookups,
-} from "../src/Catalog.js"
-import { syncFs } from "../src/FsPort.js"
+} from "../src/catalog/Catalog.js"
+import { syncFs } from "../src/platform/FsPort.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 

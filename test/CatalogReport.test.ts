@@ -5,15 +5,15 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Catalog } from "../src/Catalog.js"
+import { Catalog } from "../src/catalog/Catalog.js"
+import { skillResourceUri } from "../src/mcp/resources.js"
 import {
   catalogReport,
   diagnosticsDocument,
   displayPath,
   formatCatalogReport,
   notServedNote,
-} from "../src/CatalogReport.js"
-import { skillResourceUri } from "../src/mcp/resources.js"
+} from "../src/report/CatalogReport.js"
 import { servicesFor } from "./support/layers.js"
 import { rawControls } from "./support/terminal.js"
 import { skillMd, tempTree } from "./support/tree.js"

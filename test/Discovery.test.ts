@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { discoverRoot, plainSkillFolder } from "../src/Discovery.js"
-import type { FsPort } from "../src/FsPort.js"
-import { asyncFs, syncFs } from "../src/FsPort.js"
+import type { FsPort } from "../src/platform/FsPort.js"
+import { asyncFs, syncFs } from "../src/platform/FsPort.js"
+import { discoverRoot, plainSkillFolder } from "../src/skills/Discovery.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
 describe.each([

@@ -11,7 +11,7 @@ import {
   SLICE_MS,
   sliced,
   URGENT_SLICE_MS,
-} from "../src/EventLoop.js"
+} from "../src/platform/EventLoop.js"
 
 /** A step that outlasts a slice (of `sliceMs`), so that each item ends one; records the items done. */
 const slowStep =

@@ -2,8 +2,8 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { Frontmatter, MAX_YAML_DEPTH, parseSkillText, splitFrontmatter } from "../src/Frontmatter.js"
 import { Settings } from "../src/Settings.js"
+import { Frontmatter, MAX_YAML_DEPTH, parseSkillText, splitFrontmatter } from "../src/skills/Frontmatter.js"
 import { tempTree } from "./support/tree.js"
 
 const parse = (text: string) => parseSkillText("/skills/x/SKILL.md", text)

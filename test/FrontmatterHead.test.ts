@@ -7,8 +7,13 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { MAX_FRONTMATTER_BYTES, parseSkillText, readFrontmatter, readHead } from "../src/Frontmatter.js"
-import { asyncFs, syncFs } from "../src/FsPort.js"
+import { asyncFs, syncFs } from "../src/platform/FsPort.js"
+import {
+  MAX_FRONTMATTER_BYTES,
+  parseSkillText,
+  readFrontmatter,
+  readHead,
+} from "../src/skills/Frontmatter.js"
 import { tempTree } from "./support/tree.js"
 
 const long = "x".repeat(6_000)

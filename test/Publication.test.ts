@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import type { Skill } from "../src/Catalog.js"
-import { publish } from "../src/Publication.js"
-import { resolveSegments } from "../src/Uris.js"
+import type { Skill } from "../src/catalog/Catalog.js"
+import { publish } from "../src/catalog/Publication.js"
+import { resolveSegments } from "../src/catalog/Uris.js"
 
 const skill = (
   id: string,

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import { parseDocument } from "yaml"
-import { parseFrontmatterYaml, parseSimpleYaml } from "../src/Frontmatter.js"
+import { parseFrontmatterYaml, parseSimpleYaml } from "../src/skills/Frontmatter.js"
 
 const yamlOf = (text: string) => {
   const doc = parseDocument(text, {

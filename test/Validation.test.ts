@@ -1,12 +1,12 @@
 /**
- * Every rule of src/Validation.ts, table-driven: texts that pass and texts that break one
+ * Every rule of src/skills/Validation.ts, table-driven: texts that pass and texts that break one
  * rule each, through the same parser the server uses. The rules that need the disk or every
  * skill at once are checked here as pure functions and end to end in Lint.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
-import { parseSkillText } from "../src/Frontmatter.js"
-import type { RuleId } from "../src/Validation.js"
+import { parseSkillText } from "../src/skills/Frontmatter.js"
+import type { RuleId } from "../src/skills/Validation.js"
 import {
   checkLength,
   checkSize,
@@ -21,7 +21,7 @@ import {
   RULES,
   suggestedName,
   symlinkTargetIn,
-} from "../src/Validation.js"
+} from "../src/skills/Validation.js"
 
 /** The rules a whole SKILL.md text breaks: its parse failure's, or every frontmatter rule's. */
 const rulesOfText = (folder: string, text: string): Array<RuleId> => {

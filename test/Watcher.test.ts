@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import { Watcher } from "../src/Watcher.js"
+import { Watcher } from "../src/catalog/Watcher.js"
 import { tempTree } from "./support/tree.js"
 
 describe("Watcher", () => {

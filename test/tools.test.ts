@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Catalog } from "../src/Catalog.js"
+import { Catalog } from "../src/catalog/Catalog.js"
 import { usageGuide } from "../src/instructions.js"
 import type { ToolOutput } from "../src/mcp/Run.js"
 import { budgetWarnings } from "../src/mcp/Server.js"

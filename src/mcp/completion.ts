@@ -6,9 +6,9 @@
 import * as Cache from "effect/Cache"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { Skill } from "../Catalog.js"
-import { Catalog, findSkill, perSnapshot } from "../Catalog.js"
-import { MAX_URI_CHARS, pathKey, uriKey } from "../Uris.js"
+import type { Skill } from "../catalog/Catalog.js"
+import { Catalog, findSkill, perSnapshot } from "../catalog/Catalog.js"
+import { MAX_URI_CHARS, pathKey, uriKey } from "../catalog/Uris.js"
 import { SKILL_PROMPT } from "./prompts.js"
 import { addressOf, SKILL_FILE_TEMPLATE } from "./resources.js"
 

@@ -9,17 +9,10 @@ import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { Skill, Snapshot } from "../Catalog.js"
-import { Catalog, decodeCursor, encodeCursor, paginate, perSnapshot } from "../Catalog.js"
-import { diagnosticsDocument } from "../CatalogReport.js"
-import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
-import type { CatalogEntry } from "../instructions.js"
-import { renderAvailableSkills } from "../instructions.js"
-import { statOrNull } from "../Paths.js"
-import type { Address } from "../Publication.js"
-import { defaults, Settings } from "../Settings.js"
-import { isBinary, mimeTypeOf, SkillFiles } from "../SkillFiles.js"
-import type { UriTarget } from "../Uris.js"
+import type { Skill, Snapshot } from "../catalog/Catalog.js"
+import { Catalog, decodeCursor, encodeCursor, paginate, perSnapshot } from "../catalog/Catalog.js"
+import type { Address } from "../catalog/Publication.js"
+import type { UriTarget } from "../catalog/Uris.js"
 import {
   DIAGNOSTICS_URI,
   fileUri,
@@ -29,7 +22,14 @@ import {
   resolveSegments,
   skillMdUri,
   UriString,
-} from "../Uris.js"
+} from "../catalog/Uris.js"
+import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
+import { isBinary, mimeTypeOf, SkillFiles } from "../files/SkillFiles.js"
+import type { CatalogEntry } from "../instructions.js"
+import { renderAvailableSkills } from "../instructions.js"
+import { statOrNull } from "../platform/Paths.js"
+import { diagnosticsDocument } from "../report/CatalogReport.js"
+import { defaults, Settings } from "../Settings.js"
 import { CACHE_HINTS } from "./skills.js"
 
 export const UriParams = Schema.Struct({ uri: UriString })
@@ -43,7 +43,7 @@ export const ListResourcesParams = Schema.Struct({ cursor: Schema.optional(Schem
 export const SKILL_FILE_TEMPLATE = "skill://{+skill}/{+path}"
 export const DIRECTORY_MIME = "inode/directory"
 
-/** Where a skill's files live in URI space (src/Publication.ts decides); undefined for none. */
+/** Where a skill's files live in URI space (src/catalog/Publication.ts decides); undefined for none. */
 export const addressOf = (snapshot: Snapshot, skill: Skill): Address | undefined =>
   snapshot.addresses.get(skill)
 

@@ -6,12 +6,19 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { Skill, Snapshot } from "../Catalog.js"
-import { Catalog, paginate } from "../Catalog.js"
+import type { Skill, Snapshot } from "../catalog/Catalog.js"
+import { Catalog, paginate } from "../catalog/Catalog.js"
+import {
+  fileUri,
+  parseSkillUri,
+  resolveSegments,
+  skillMdUri,
+  skillPathOf,
+  UriString,
+} from "../catalog/Uris.js"
 import { SkillNotPublished, UnknownUri } from "../Errors.js"
+import { SkillFiles } from "../files/SkillFiles.js"
 import { Settings } from "../Settings.js"
-import { SkillFiles } from "../SkillFiles.js"
-import { fileUri, parseSkillUri, resolveSegments, skillMdUri, skillPathOf, UriString } from "../Uris.js"
 
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 

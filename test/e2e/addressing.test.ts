@@ -3,7 +3,7 @@
  * folder, a name that is another skill's id (across roots too), a skill's folder named like
  * another skill's published path, and a skill named like one of the catalog documents. Every
  * URI the server hands out must lead back to the skill it was handed out for, and the skill a
- * URI names is the one get_skill names the same way (src/Publication.ts).
+ * URI names is the one get_skill names the same way (src/catalog/Publication.ts).
  */
 import * as fs from "node:fs/promises"
 import * as os from "node:os"

@@ -2,11 +2,11 @@
  * Validation: the Agent Skills rules (agentskills.io/specification) as pure functions, each
  * rule with a stable id, a severity and a message that says how to fix the problem. The
  * server applies the frontmatter rules to every skill it serves and only reports them
- * (lenient serving); `skills-mcp validate` (src/Lint.ts) runs every rule, the ones that need
+ * (lenient serving); `skills-mcp validate` (src/report/Lint.ts) runs every rule, the ones that need
  * the disk included, and fails on errors.
  */
 import * as Effect from "effect/Effect"
-import type { FrontmatterRule } from "./Errors.js"
+import type { FrontmatterRule } from "../Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 
 export type Severity = "error" | "warning"

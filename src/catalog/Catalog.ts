@@ -4,7 +4,7 @@
  * `refreshIntervalMs` it re-runs discovery (a stat per skill) and re-parses only the
  * SKILL.md files whose fingerprint changed. Changes are published on `changes`.
  *
- * `list` with a query ranks by relevance (src/Search.ts); the search index is built once,
+ * `list` with a query ranks by relevance (src/catalog/Search.ts); the search index is built once,
  * in slices that leave the event loop free (`warmSearch`, or the first query), then follows
  * every change incrementally.
  */
@@ -17,24 +17,24 @@ import * as Either from "effect/Either"
 import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import type { Candidate, DiscoveryNotice, DiscoveryResult, SkillFileLook } from "./Discovery.js"
-import { compareSegments, Discovery, nestedReason, SKILL_FILE } from "./Discovery.js"
-import type { FrontmatterRule } from "./Errors.js"
-import { InvalidArgument, SkillNotFound } from "./Errors.js"
-import { nextIoTurn, sliced } from "./EventLoop.js"
-import type { FrontmatterRead, ParsedFrontmatter } from "./Frontmatter.js"
-import { MAX_FRONTMATTER_BYTES, readFrontmatter, readFrontmatterFromNow } from "./Frontmatter.js"
-import type { FsPort, SyncFsPort } from "./FsPort.js"
-import { asyncFs, errorCode, lstatNow, mapLimit, opensRefuseLinks, syncFs } from "./FsPort.js"
-import type { Fingerprint } from "./Paths.js"
-import { fingerprintOf, sameFingerprint } from "./Paths.js"
+import type { FrontmatterRule } from "../Errors.js"
+import { InvalidArgument, SkillNotFound } from "../Errors.js"
+import { nextIoTurn, sliced } from "../platform/EventLoop.js"
+import type { FsPort, SyncFsPort } from "../platform/FsPort.js"
+import { asyncFs, errorCode, lstatNow, mapLimit, opensRefuseLinks, syncFs } from "../platform/FsPort.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { fingerprintOf, sameFingerprint } from "../platform/Paths.js"
+import { Settings } from "../Settings.js"
+import type { Candidate, DiscoveryNotice, DiscoveryResult, SkillFileLook } from "../skills/Discovery.js"
+import { compareSegments, Discovery, nestedReason, SKILL_FILE } from "../skills/Discovery.js"
+import type { FrontmatterRead, ParsedFrontmatter } from "../skills/Frontmatter.js"
+import { MAX_FRONTMATTER_BYTES, readFrontmatter, readFrontmatterFromNow } from "../skills/Frontmatter.js"
+import type { Diagnostic } from "../skills/Validation.js"
+import { checkSkill } from "../skills/Validation.js"
 import type { Address, Claim, Publication, UnpublishedSkill } from "./Publication.js"
 import { publish } from "./Publication.js"
 import type { Ranking, SearchIndex } from "./Search.js"
 import { makeSearchIndex } from "./Search.js"
-import { Settings } from "./Settings.js"
-import type { Diagnostic } from "./Validation.js"
-import { checkSkill } from "./Validation.js"
 
 export interface Skill {
   /** The folder name; the key in tool arguments. */
@@ -84,7 +84,7 @@ export interface Snapshot {
   readonly folders: ReadonlyArray<string>
   /** Increases whenever the served set or any served skill's metadata changes. */
   readonly version: number
-  /** Skills served over the Skills extension, in order (src/Publication.ts decides). */
+  /** Skills served over the Skills extension, in order (src/catalog/Publication.ts decides). */
   readonly published: ReadonlyArray<Skill>
   readonly unpublished: ReadonlyArray<UnpublishedSkill>
   /** Who owns which `skill://` URI space, by `uriKey` of its base; no key is a prefix of another. */

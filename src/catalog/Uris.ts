@@ -107,7 +107,7 @@ export type UriTarget<S> =
       readonly rest: ReadonlyArray<string>
     }
 
-/** A URI space a skill owns (src/Publication.ts decides which). */
+/** A URI space a skill owns (src/catalog/Publication.ts decides which). */
 export interface UriClaim<S> {
   readonly skill: S
   /** The URI path of the skill's folder: its `<skill-path>`, or its id for older clients. */

@@ -1,7 +1,7 @@
 /**
  * Lint: `skills-mcp validate`, the strict view of the skills the server would find. Same
- * roots, same discovery (src/Discovery.ts), same parser (src/Frontmatter.ts) and the same
- * rules (src/Validation.ts) as the server; on top, the rules that need the disk or every
+ * roots, same discovery (src/skills/Discovery.ts), same parser (src/skills/Frontmatter.ts) and the same
+ * rules (src/skills/Validation.ts) as the server; on top, the rules that need the disk or every
  * skill at once: SKILL.md's length, files it refers to, the skill's size, duplicate names.
  * Unlike the catalog, nothing is skipped: every SKILL.md found is checked and reported,
  * shadowed ones included.
@@ -11,15 +11,13 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { displayPath } from "./CatalogReport.js"
-import type { Candidate } from "./Discovery.js"
-import { Discovery, nestedReason, SKILL_FILE } from "./Discovery.js"
-import { beginsWithFrontmatter, parseSkillText, splitFrontmatter } from "./Frontmatter.js"
-import { isInside, readDirOrNull, statOrNull } from "./Paths.js"
-import { Settings } from "./Settings.js"
-import { MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles } from "./SkillFiles.js"
-import { forTerminal } from "./Terminal.js"
-import type { Diagnostic, SkillSize } from "./Validation.js"
+import { MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles } from "../files/SkillFiles.js"
+import { isInside, readDirOrNull, statOrNull } from "../platform/Paths.js"
+import { Settings } from "../Settings.js"
+import type { Candidate } from "../skills/Discovery.js"
+import { Discovery, nestedReason, SKILL_FILE } from "../skills/Discovery.js"
+import { beginsWithFrontmatter, parseSkillText, splitFrontmatter } from "../skills/Frontmatter.js"
+import type { Diagnostic, SkillSize } from "../skills/Validation.js"
 import {
   checkLength,
   checkSize,
@@ -36,7 +34,9 @@ import {
   RULE_IDS,
   symlinkArtefactReason,
   symlinkTargetIn,
-} from "./Validation.js"
+} from "../skills/Validation.js"
+import { forTerminal } from "../Terminal.js"
+import { displayPath } from "./CatalogReport.js"
 
 /** A link target is a short path; larger files are not looked at. */
 const MAX_LINK_TARGET_BYTES = 1024

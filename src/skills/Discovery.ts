@@ -13,20 +13,20 @@
 import type { Stats } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
+import type { FsPort, Io } from "../platform/FsPort.js"
+import { asyncFs, mapLimit, syncFs } from "../platform/FsPort.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { childPath, fingerprintOf, isInside } from "../platform/Paths.js"
+import type { Root } from "../Settings.js"
+import { Settings } from "../Settings.js"
 import type { IdFilter } from "./Access.js"
 import { idFilter } from "./Access.js"
-import type { FsPort, Io } from "./FsPort.js"
-import { asyncFs, mapLimit, syncFs } from "./FsPort.js"
-import type { Fingerprint } from "./Paths.js"
-import { childPath, fingerprintOf, isInside } from "./Paths.js"
-import type { Root } from "./Settings.js"
-import { Settings } from "./Settings.js"
 
 export const SKILL_FILE = "SKILL.md"
 
 export interface Candidate {
   readonly root: Root
-  /** The root's real path, as resolved when the server started (src/Discovery.ts pins it). */
+  /** The root's real path, as resolved when the server started (src/skills/Discovery.ts pins it). */
   readonly rootReal: string
   /** Position of the root in priority order (0 wins). */
   readonly rootIndex: number
@@ -139,7 +139,7 @@ export const ROOT_MOVED =
 
 /**
  * How a scan looks at a permitted skill's SKILL.md: what `lstat` answers for it, or null when
- * there is none. The first scan's look reads the file at the same time (src/Catalog.ts); by
+ * there is none. The first scan's look reads the file at the same time (src/catalog/Catalog.ts); by
  * default it is the port's `lstat`.
  */
 export type SkillFileLook = (file: string) => Io<Stats | null>

@@ -13,10 +13,11 @@
  *   characters, and a name that is not another served skill's id (`get_skill xlsx` and
  *   `skill://xlsx/SKILL.md` must be the same skill).
  */
+
+import { codePoints, MAX_DESCRIPTION, MAX_NAME, nameProblems } from "../skills/Validation.js"
 import type { Skill } from "./Catalog.js"
 import type { UriClaim } from "./Uris.js"
 import { pathKey, skillPathOf, uriKey } from "./Uris.js"
-import { codePoints, MAX_DESCRIPTION, MAX_NAME, nameProblems } from "./Validation.js"
 
 /** Where a skill's files live in URI space. */
 export interface Address {

@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
-import { sliced } from "./EventLoop.js"
+import { sliced } from "../platform/EventLoop.js"
 
 /** Changes closer together than this are delivered as one batch. */
 export const DEBOUNCE_MS = 75

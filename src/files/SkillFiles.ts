@@ -11,8 +11,8 @@ import { constants } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { SKILL_FILE } from "./Discovery.js"
-import type { SkillError } from "./Errors.js"
+import { fileUri, MANIFEST_SEGMENT, parseSkillUri } from "../catalog/Uris.js"
+import type { SkillError } from "../Errors.js"
 import {
   BinaryFile,
   FileNotFound,
@@ -21,12 +21,9 @@ import {
   PathEscape,
   SkillNotPublished,
   SkillUnreadable,
-} from "./Errors.js"
-import type { ParsedFrontmatter } from "./Frontmatter.js"
-import { beginsWithFrontmatter, describeIoError, parseSkillText } from "./Frontmatter.js"
-import { asyncFs, errorCode, fsCalls, mapLimit } from "./FsPort.js"
-import { mimeTypeOf } from "./MimeTypes.js"
-import type { Fingerprint } from "./Paths.js"
+} from "../Errors.js"
+import { asyncFs, errorCode, fsCalls, mapLimit } from "../platform/FsPort.js"
+import type { Fingerprint } from "../platform/Paths.js"
 import {
   childPath,
   fingerprintOf,
@@ -37,9 +34,12 @@ import {
   sameFingerprint,
   statOrNull,
   toPosix,
-} from "./Paths.js"
-import { Settings } from "./Settings.js"
-import { fileUri, MANIFEST_SEGMENT, parseSkillUri } from "./Uris.js"
+} from "../platform/Paths.js"
+import { Settings } from "../Settings.js"
+import { SKILL_FILE } from "../skills/Discovery.js"
+import type { ParsedFrontmatter } from "../skills/Frontmatter.js"
+import { beginsWithFrontmatter, describeIoError, parseSkillText } from "../skills/Frontmatter.js"
+import { mimeTypeOf } from "./MimeTypes.js"
 
 /** The part of a skill SkillFiles needs. */
 export interface SkillRef {
@@ -47,7 +47,7 @@ export interface SkillRef {
   readonly dir: string
   /**
    * The real path of the skills folder (root) the skill was found in, pinned when the server
-   * started (src/Discovery.ts): the skill's folder must still be below it.
+   * started (src/skills/Discovery.ts): the skill's folder must still be below it.
    */
   readonly rootReal: string
 }
@@ -272,7 +272,7 @@ export { mimeTypeOf } from "./MimeTypes.js"
  * The bytes of an open regular file of `size` bytes (as its stat said), read from its start; or,
  * when it holds more than `limit` bytes (it grew since), how many were read.
  *
- * Files are read through plain descriptors and the callback API (src/FsPort.ts), not
+ * Files are read through plain descriptors and the callback API (src/platform/FsPort.ts), not
  * fs/promises' FileHandle, whose calls cost more of the event loop: a read as `readResolved`
  * makes it (open, the opened path and stat, read, close) took 0.23 to 0.27 ms of CPU instead
  * of 0.28 to 0.33 in isolation (3,000 reads of a SKILL.md, three runs each; end to end,

@@ -4,9 +4,9 @@
  * only (no disk access), so both show exactly what the server sees.
  */
 import * as path from "node:path"
-import type { Skill, Snapshot } from "./Catalog.js"
-import type { WithheldFile } from "./SkillFiles.js"
-import { forTerminal } from "./Terminal.js"
+import type { Skill, Snapshot } from "../catalog/Catalog.js"
+import type { WithheldFile } from "../files/SkillFiles.js"
+import { forTerminal } from "../Terminal.js"
 
 /** A path relative to `cwd` when it is below it, else absolute. */
 export const displayPath = (target: string, cwd: string): string => {
