@@ -1,12 +1,14 @@
 /**
- * The Layer graph, wired once: Settings feed Discovery, Frontmatter, Validation and
- * SkillFiles; those feed the Catalog. Used by the CLI and by library users and tests.
+ * The Layer graph, wired once: Settings and the file system (Fs) feed Discovery, Frontmatter,
+ * Validation and SkillFiles; those feed the Catalog. Used by the CLI and by library users and
+ * tests.
  */
 import * as Layer from "effect/Layer"
 import { AuditLog } from "./AuditLog.js"
 import { Catalog } from "./catalog/Catalog.js"
 import { Watcher } from "./catalog/Watcher.js"
 import { SkillFiles } from "./files/SkillFiles.js"
+import { Fs } from "./platform/Fs.js"
 import { Lint } from "./report/Lint.js"
 import type { Settings } from "./Settings.js"
 import { Discovery } from "./skills/Discovery.js"
@@ -20,15 +22,15 @@ export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {
     Frontmatter.Default,
     Validation.Default,
     SkillFiles.Default,
-  ).pipe(Layer.provideMerge(settings))
+  ).pipe(Layer.provideMerge(Layer.merge(settings, Fs.node)))
   return Catalog.Default.pipe(Layer.provideMerge(core))
 }
 
 /** What `skills-mcp validate` needs: discovery and skill files over the settings, no catalog. */
 export const lintLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
   Lint.Default.pipe(
-    Layer.provide(Layer.mergeAll(Discovery.Default, SkillFiles.Default)),
-    Layer.provide(settings),
+    Layer.provide(Layer.mergeAll(Discovery.Default, SkillFiles.Default, Frontmatter.Default)),
+    Layer.provide(Layer.merge(settings, Fs.node)),
   )
 
 /** The whole application: services, the stderr audit log and the file watcher. */

@@ -13,7 +13,7 @@ import {
   findSkill,
   prepareLookups,
 } from "../src/catalog/Catalog.js"
-import { syncFs } from "../src/platform/FsPort.js"
+import { syncFs } from "../src/platform/Fs.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import type { FsPort } from "../src/platform/FsPort.js"
-import { asyncFs, syncFs } from "../src/platform/FsPort.js"
+import type { FsPort } from "../src/platform/Fs.js"
+import { asyncFs, syncFs } from "../src/platform/Fs.js"
 import { discoverRoot, plainSkillFolder } from "../src/skills/Discovery.js"
 import { skillMd, tempTree } from "./support/tree.js"
 

@@ -7,7 +7,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { asyncFs, syncFs } from "../src/platform/FsPort.js"
+import { asyncFs, syncFs } from "../src/platform/Fs.js"
 import {
   MAX_FRONTMATTER_BYTES,
   parseSkillText,

@@ -22,7 +22,7 @@ import {
   SkillNotPublished,
   SkillUnreadable,
 } from "../Errors.js"
-import { asyncFs, errorCode, fsCalls, mapLimit } from "../platform/FsPort.js"
+import { asyncFs, errorCode, fsCalls, mapLimit } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import {
   childPath,
@@ -272,7 +272,7 @@ export { mimeTypeOf } from "./MimeTypes.js"
  * The bytes of an open regular file of `size` bytes (as its stat said), read from its start; or,
  * when it holds more than `limit` bytes (it grew since), how many were read.
  *
- * Files are read through plain descriptors and the callback API (src/platform/FsPort.ts), not
+ * Files are read through plain descriptors and the callback API (src/platform/Fs.ts), not
  * fs/promises' FileHandle, whose calls cost more of the event loop: a read as `readResolved`
  * makes it (open, the opened path and stat, read, close) took 0.23 to 0.27 ms of CPU instead
  * of 0.28 to 0.33 in isolation (3,000 reads of a SKILL.md, three runs each; end to end,

@@ -11,8 +11,8 @@ import type { CST, Document, DocumentOptions, ParseOptions, SchemaOptions, YAMLE
 import { Composer, isCollection, isScalar, Lexer, LineCounter, Parser, visit, YAMLParseError } from "yaml"
 import type { FrontmatterRule } from "../Errors.js"
 import { MalformedFrontmatter } from "../Errors.js"
-import type { FsPort, SyncFsPort } from "../platform/FsPort.js"
-import { asyncFs, errorCode } from "../platform/FsPort.js"
+import type { FsPort, SyncFsPort } from "../platform/Fs.js"
+import { asyncFs, errorCode } from "../platform/Fs.js"
 import { Settings } from "../Settings.js"
 import { symlinkArtefactReason, symlinkTargetIn } from "./Validation.js"
 

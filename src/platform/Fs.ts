@@ -1,16 +1,23 @@
 /**
- * The few filesystem operations the catalog's hot loops need, in two flavours with one
- * shape: `syncFs` for the first scan (before the server answers anything, synchronous reads
- * are several times faster on a small machine: no thread-pool round trip per file) and
- * `asyncFs` for every later refresh (the event loop stays free for requests).
+ * Fs: the file-system calls of the server, as a service of our own with a Node layer
+ * (`Fs.node`), so services reach the disk through a tag and tests can provide another layer.
  *
- * Loops over thousands of files are plain async functions over this port, not an Effect per
- * file: per-file fibers cost more than the system calls they wrap. Each operation answers
- * null (or a failure code) instead of throwing.
+ * - `sync`: the first scan's (before the server answers anything, synchronous reads are several
+ *   times faster on a small machine: no thread-pool round trip per file);
+ * - `async`: every later refresh's (the event loop stays free for requests); both answer null
+ *   (or a failure code) instead of throwing;
+ * - `calls`: Node's callback API, promisified, rejecting on failure, for reads whose failures
+ *   matter (what containment needs: the kernel's realpath, opens with O_NOFOLLOW, the opened
+ *   path of a descriptor).
+ *
+ * Loops over thousands of files are plain async functions over these, not an Effect per file:
+ * per-file fibers cost more than the system calls they wrap.
  */
 import type { Dirent, Stats } from "node:fs"
 import * as fs from "node:fs"
 import { promisify } from "node:util"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
 
 export type Io<A> = A | Promise<A>
 
@@ -132,4 +139,15 @@ export const mapLimit = async <A, B>(
   }
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker))
   return results
+}
+
+export interface FsShape {
+  readonly sync: SyncFsPort
+  readonly async: FsPort
+  readonly calls: typeof fsCalls
+}
+
+export class Fs extends Context.Tag("skills-mcp/Fs")<Fs, FsShape>() {
+  /** The real file system, through Node. */
+  static readonly node: Layer.Layer<Fs> = Layer.succeed(Fs, { sync: syncFs, async: asyncFs, calls: fsCalls })
 }
