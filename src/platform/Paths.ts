@@ -6,8 +6,8 @@
 import type { Stats } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
-import type { Io } from "./FsPort.js"
-import { asyncFs } from "./FsPort.js"
+import type { Io } from "./Fs.js"
+import { asyncFs } from "./Fs.js"
 
 /** What identifies one version of a file: a change to any of these means "re-read it". */
 export interface Fingerprint {
