@@ -5,17 +5,14 @@
  * pair of streams.
  */
 export { AuditLog, type AuditLogShape, type AuditRecord, formatAuditLine } from "./AuditLog.js"
+export { Catalog, type CatalogChange, type ListOptions, type ListPage } from "./catalog/Catalog.js"
 export {
-  Catalog,
-  type CatalogChange,
   findSkill,
-  type ListOptions,
-  type ListPage,
   type ShadowedSkill,
   type Skill,
   type SkippedSkill,
   type Snapshot,
-} from "./catalog/Catalog.js"
+} from "./catalog/Snapshot.js"
 export * from "./Errors.js"
 export {
   type Listing,

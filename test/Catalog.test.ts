@@ -4,16 +4,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import {
-  Catalog,
-  closestIds,
-  decodeCursor,
-  editDistance,
-  encodeCursor,
-  findSkill,
-  prepareLookups,
-} from "../src/catalog/Catalog.js"
-import { syncFs } from "../src/platform/Fs.js"
+import { Catalog } from "../src/catalog/Catalog.js"
+import { decodeCursor, encodeCursor } from "../src/catalog/Paging.js"
+import { closestIds, editDistance } from "../src/catalog/Suggestions.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -23,36 +16,6 @@ const withCatalog = <A, E>(
   body: (catalog: Catalog) => Effect.Effect<A, E>,
   overrides: Parameters<typeof servicesFor>[1] = {},
 ) => Effect.flatMap(Catalog, body).pipe(Effect.provide(servicesFor(roots, overrides)))
-
-/**
- * Notes what the synchronous port (the first scan's) is asked while the scope lasts: its lstat
- * and opens of a SKILL.md (by path below `root`), and its reads.
- */
-const noteFirstScan = (root: string) =>
-  Effect.gen(function* () {
-    const calls: Array<string> = []
-    const original = { ...syncFs }
-    const noting =
-      <A extends Array<unknown>, B>(name: string, call: (file: string, ...rest: A) => B) =>
-      (file: string, ...rest: A): B => {
-        if (file.endsWith("/SKILL.md")) calls.push(`${name} ${file.slice(root.length + 1)}`)
-        return call(file, ...rest)
-      }
-    const read: typeof original.read = (...args) => {
-      calls.push("read")
-      return original.read(...args)
-    }
-    yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        Reflect.set(syncFs, "lstat", noting("lstat", original.lstat))
-        Reflect.set(syncFs, "open", noting("open", original.open))
-        Reflect.set(syncFs, "openNoFollow", noting("openNoFollow", original.openNoFollow))
-        Reflect.set(syncFs, "read", read)
-      }),
-      () => Effect.sync(() => Object.assign(syncFs, original)),
-    )
-    return calls
-  })
 
 describe("Catalog", () => {
   it.scoped("serves valid skills, skips malformed ones with a reason, first root wins on duplicate ids", () =>
@@ -113,89 +76,6 @@ describe("Catalog", () => {
     }),
   )
 
-  it.scoped(
-    "first scan: opens each permitted SKILL.md once and stats none of the regular ones; links and denied skills as before",
-    () =>
-      Effect.gen(function* () {
-        const root = yield* tempTree({
-          "plain/SKILL.md": skillMd("plain", "Plain"),
-          "broken/SKILL.md": "---\nname: broken\n",
-          "big/SKILL.md": skillMd("big", "Too big", "x".repeat(2_000)),
-          "linked/real.md": skillMd("linked", "Through a link"),
-          "linked/SKILL.md": { symlink: "real.md" },
-          "denied/SKILL.md": skillMd("denied", "Not served"),
-          "group/SKILL.md/notes.md": "a folder named SKILL.md: not a skill",
-          "group/inner/SKILL.md": skillMd("inner", "In a group"),
-        })
-        const calls = yield* noteFirstScan(root)
-        yield* withCatalog(
-          [root],
-          (catalog) =>
-            Effect.gen(function* () {
-              const snapshot = yield* catalog.peek
-              expect(snapshot.skills.map((skill) => [skill.id, skill.description])).toEqual([
-                ["inner", "In a group"],
-                ["linked", "Through a link"],
-                ["plain", "Plain"],
-              ])
-              expect(snapshot.skipped.map((skip) => [skip.id, skip.rule])).toEqual([
-                ["big", "skill-unreadable"],
-                ["broken", "frontmatter-unclosed"],
-              ])
-              const opened = (file: string) => calls.filter((call) => call.endsWith(` ${file}`))
-              // One read each, for the four read (big is over the limit: not read).
-              expect(calls.filter((call) => call === "read")).toHaveLength(4)
-              for (const file of [
-                "plain/SKILL.md",
-                "broken/SKILL.md",
-                "big/SKILL.md",
-                "group/inner/SKILL.md",
-              ])
-                expect(opened(file)).toEqual([`openNoFollow ${file}`])
-              // A link is refused by the open, then looked at as before; a denied skill is only
-              // looked at.
-              expect(opened("linked/SKILL.md")).toEqual([
-                "openNoFollow linked/SKILL.md",
-                "lstat linked/SKILL.md",
-                "open linked/SKILL.md",
-              ])
-              expect(opened("denied/SKILL.md")).toEqual(["lstat denied/SKILL.md"])
-              expect(opened("group/SKILL.md")).toEqual(["openNoFollow group/SKILL.md"])
-              // A folder with no SKILL.md costs the failed open only.
-              expect(opened("group/SKILL.md/SKILL.md")).toEqual(["openNoFollow group/SKILL.md/SKILL.md"])
-            }),
-          { maxFileBytes: 1_000, deny: ["denied"] },
-        )
-      }),
-  )
-
-  it.scoped("first scan: a catalog over --max-skills is not read whole while it is discovered", () =>
-    Effect.gen(function* () {
-      const tree: Record<string, string> = {}
-      for (let index = 0; index < 12; index++)
-        tree[`s${index + 10}/SKILL.md`] = skillMd(`s${index + 10}`, "d")
-      const root = yield* tempTree(tree)
-      const calls = yield* noteFirstScan(root)
-      yield* withCatalog(
-        [root],
-        (catalog) =>
-          Effect.gen(function* () {
-            expect((yield* catalog.peek).skills.map((skill) => skill.id)).toEqual(["s10", "s11"])
-            // Discovery opens and reads the first two it comes to and only looks at the others;
-            // the build then reads the two served if they were not among them.
-            const kind = (name: string) => calls.filter((call) => call.startsWith(`${name} s`))
-            expect(kind("openNoFollow")).toHaveLength(2)
-            expect(kind("lstat")).toHaveLength(10)
-            const firstBuildOpen = calls.findIndex((call) => call.startsWith("open "))
-            const duringDiscovery = firstBuildOpen === -1 ? calls : calls.slice(0, firstBuildOpen)
-            expect(duringDiscovery.filter((call) => call === "read")).toHaveLength(2)
-            expect(calls.filter((call) => call === "read").length).toBeLessThanOrEqual(4)
-          }),
-        { maxSkills: 2 },
-      )
-    }),
-  )
-
   it.scoped("skips a SKILL.md over the file size limit: get_skill could not load it", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({
@@ -240,137 +120,24 @@ describe("Catalog", () => {
     }),
   )
 
-  it.scoped("makes the lookups by name and case skill by skill or whole, the first skill winning", () =>
+  it.scoped("gives a name or a case-folded key to the first skill in catalog order, and follows edits", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({
-        "a-one/SKILL.md": skillMd("Shared Name", "d"),
-        "b-two/SKILL.md": skillMd("shared name", "d"),
-        "c-three/SKILL.md": skillMd("Third", "d"),
+        "a-one/SKILL.md": skillMd("Shared", "First."),
+        "b-two/SKILL.md": skillMd("shared", "Second."),
+        "c-three/SKILL.md": skillMd("Third", "Third."),
       })
       yield* withCatalog([root], (catalog) =>
         Effect.gen(function* () {
-          const snapshot = yield* catalog.peek
-          expect(prepareLookups(snapshot)).toBe(true) // the first skill only
-          // A lookup meanwhile completes them: the second and third skills are found.
-          expect(snapshot.byName.get("Third")?.id).toBe("c-three")
-          expect(snapshot.byName.get("shared name")?.id).toBe("b-two")
-          expect(snapshot.byNameLower.get("shared name")?.id).toBe("a-one")
-          expect(snapshot.byIdLower.get("b-two")?.id).toBe("b-two")
-          expect(prepareLookups(snapshot)).toBe(false)
-        }),
-      )
-    }),
-  )
-
-  it.scoped(
-    "carries its lookups over an edit that replaces skills in place, the first skill still winning",
-    () =>
-      Effect.gen(function* () {
-        const root = yield* tempTree({
-          "a-one/SKILL.md": skillMd("Shared", "First."),
-          "b-two/SKILL.md": skillMd("shared", "Second."),
-        })
-        const edit = (id: string, description: string) =>
-          Effect.promise(() =>
-            fs.writeFile(
-              `${root}/${id}/SKILL.md`,
-              skillMd(id === "a-one" ? "Shared" : "shared", description),
-            ),
-          )
-        yield* withCatalog([root], (catalog) =>
-          Effect.gen(function* () {
-            expect((yield* catalog.peek).byNameLower.get("shared")?.id).toBe("a-one") // made whole
-
-            yield* edit("b-two", "Second, edited.")
-            yield* catalog.refreshPaths([`${root}/b-two/SKILL.md`])
-            const once = yield* catalog.peek
-            expect(prepareLookups(once)).toBe(false) // carried over, complete
-            expect(once.byName.get("shared")).toBe(once.byId.get("b-two"))
-            expect(once.byName.get("shared")?.description).toBe("Second, edited.")
-            expect(once.byNameLower.get("shared")?.id).toBe("a-one")
-
-            yield* edit("a-one", "First, edited.")
-            yield* catalog.refreshPaths([`${root}/a-one/SKILL.md`])
-            const twice = yield* catalog.peek
-            expect(prepareLookups(twice)).toBe(false)
-            expect(twice.byNameLower.get("shared")).toBe(twice.byId.get("a-one"))
-            expect(twice.byNameLower.get("shared")?.description).toBe("First, edited.")
-            expect(twice.byIdLower.get("a-one")).toBe(twice.byId.get("a-one"))
-            expect(twice.byName.get("Shared")).toBe(twice.byId.get("a-one"))
-            expect(twice.byName.get("shared")).toBe(once.byId.get("b-two"))
-            // What get_skill and the search look through (the overlay, not the getters' whole maps).
-            expect(findSkill(once, "shared")).toBe(once.byId.get("b-two"))
-            expect(findSkill(once, "SHARED")).toBe(once.byId.get("a-one"))
-            expect(findSkill(twice, "SHARED")?.description).toBe("First, edited.")
-            expect(findSkill(twice, "B-TWO")).toBe(once.byId.get("b-two"))
-            expect((yield* catalog.get("SHARED")).description).toBe("First, edited.")
-          }),
-        )
-      }),
-  )
-
-  it.scoped("makes its lookups anew once edits have given more than 256 keys to other objects", () =>
-    Effect.gen(function* () {
-      const tree: Record<string, string> = {}
-      const ids = Array.from({ length: 90 }, (_, i) => `s${String(i).padStart(2, "0")}`)
-      for (const id of ids) tree[`${id}/SKILL.md`] = skillMd(id, `Skill ${id}.`)
-      const root = yield* tempTree(tree)
-      yield* withCatalog([root], (catalog) =>
-        Effect.gen(function* () {
-          expect(findSkill(yield* catalog.peek, "S00")?.id).toBe("s00") // made whole
-          const files = ids.map((id) => `${root}/${id}/SKILL.md`)
+          expect((yield* catalog.get("shared")).id).toBe("b-two") // exact name first
+          expect((yield* catalog.get("SHARED")).id).toBe("a-one") // then ignoring case, first wins
+          expect((yield* catalog.get("B-TWO")).id).toBe("b-two")
+          expect((yield* catalog.get("third")).id).toBe("c-three")
           yield* Effect.promise(() =>
-            Promise.all(
-              ids.map((id, i) => fs.writeFile(files[i] ?? "", skillMd(id, `Skill ${id}, edited.`))),
-            ),
+            fs.writeFile(`${root}/b-two/SKILL.md`, skillMd("shared", "Second, edited.")),
           )
-          yield* catalog.refreshPaths(files)
-          const after = yield* catalog.peek
-          expect(after.byId.get("s89")?.description).toBe("Skill s89, edited.")
-          expect(prepareLookups(after)).toBe(true) // 270 keys: made anew
-          expect(findSkill(after, "S89")).toBe(after.byId.get("s89"))
-        }),
-      )
-    }),
-  )
-
-  // The first query after start found them unmade and V8's ranking code uncompiled: at 10,000
-  // skills it took 25 to 40 ms, about 22 of them the lookups.
-  it.scopedLive("makes the lookups of its first snapshot in the background, with the search index", () =>
-    Effect.gen(function* () {
-      const root = yield* tempTree({
-        "alpha/SKILL.md": skillMd("alpha", "Alpha."),
-        "beta/SKILL.md": skillMd("beta", "Beta."),
-      })
-      yield* withCatalog([root], (catalog) =>
-        Effect.gen(function* () {
-          yield* catalog.warmSearch
-          for (let waited = 0; waited < 5_000 && catalog.startingUp(); waited++)
-            yield* Effect.sleep("1 millis")
-          expect(catalog.startingUp()).toBe(false)
-          expect(prepareLookups(yield* catalog.peek)).toBe(false)
-        }),
-      )
-    }),
-  )
-
-  it.scopedLive("once queries are made, makes a changed catalog's lookups in the background", () =>
-    Effect.gen(function* () {
-      const root = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
-      yield* withCatalog([root], (catalog) =>
-        Effect.gen(function* () {
-          yield* catalog.warmSearch
-          for (let waited = 0; waited < 5_000 && catalog.startingUp(); waited++)
-            yield* Effect.sleep("1 millis")
-          yield* Effect.promise(async () => {
-            await fs.mkdir(`${root}/beta`)
-            await fs.writeFile(`${root}/beta/SKILL.md`, skillMd("beta", "Beta."))
-          })
-          yield* catalog.refreshPaths([`${root}/beta`]) // the root's event: the skill is added
-          const added = yield* catalog.peek
-          expect(added.byId.get("beta")?.id).toBe("beta")
-          yield* Effect.sleep("50 millis") // the background's slices (no query meanwhile)
-          expect(prepareLookups(added)).toBe(false)
+          expect((yield* catalog.get("shared")).description).toBe("Second, edited.")
+          expect((yield* catalog.get("SHARED")).id).toBe("a-one")
         }),
       )
     }),

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { FsPort } from "../src/platform/Fs.js"
 import { asyncFs, syncFs } from "../src/platform/Fs.js"
-import { discoverRoot, plainSkillFolder } from "../src/skills/Discovery.js"
+import { discoverRoot } from "../src/skills/Discovery.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
 describe.each([
@@ -10,7 +10,7 @@ describe.each([
   ["asynchronous", asyncFs],
 ] as const)("Discovery (%s reads)", (_label, port) => {
   const discover = (root: string, maxDepth = 4) =>
-    Effect.promise(() => discoverRoot(port, { path: root, explicit: true }, root, 0, maxDepth)).pipe(
+    Effect.promise(() => discoverRoot(port, { path: root, explicit: true }, root, 0, { maxDepth })).pipe(
       Effect.map((result) => ({
         found: result.candidates.map((candidate) => `${candidate.id}@${candidate.segments.join("/")}`),
         notices: result.notices,
@@ -77,16 +77,10 @@ describe.each([
       expect((yield* discover(root)).notices[0]?.dotFolders).toEqual(["skills/.curated", "skills/.system"])
 
       const withDots = yield* Effect.promise(() =>
-        discoverRoot(
-          port,
-          { path: `${root}/skills`, explicit: true },
-          `${root}/skills`,
-          0,
-          4,
-          undefined,
-          port.lstat,
-          true,
-        ),
+        discoverRoot(port, { path: `${root}/skills`, explicit: true }, `${root}/skills`, 0, {
+          maxDepth: 4,
+          includeDotFolders: true,
+        }),
       )
       expect(
         withDots.candidates.map((candidate) => `${candidate.id}@${candidate.segments.join("/")}`),
@@ -109,7 +103,10 @@ describe.each([
       ])
       const denied = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "d") })
       const result = yield* Effect.promise(() =>
-        discoverRoot(port, { path: denied, explicit: true }, denied, 0, 4, (id) => id !== "pdf"),
+        discoverRoot(port, { path: denied, explicit: true }, denied, 0, {
+          maxDepth: 4,
+          permits: (id) => id !== "pdf",
+        }),
       )
       expect(result.notices.map((notice) => notice.reason)).toEqual([
         "no skill found in this skills folder (a skill is a folder holding a SKILL.md, at most 4 levels down); 1 skill folder is left out by --allow/--deny",
@@ -175,7 +172,7 @@ describe.each([
         },
       }
       const result = yield* Effect.promise(() =>
-        discoverRoot(counting, { path: root, explicit: true }, root, 0, 5),
+        discoverRoot(counting, { path: root, explicit: true }, root, 0, { maxDepth: 5 }),
       )
       expect(result.candidates.map((candidate) => candidate.id).sort()).toEqual(["x", "y"])
       // The root, a and b (each read directly; through a link they are not read again).
@@ -193,46 +190,10 @@ describe.each([
           ".claude/settings.json": "{}",
         })
         const result = yield* Effect.promise(() =>
-          discoverRoot(port, { path: root, explicit: true }, root, 0, 4),
+          discoverRoot(port, { path: root, explicit: true }, root, 0, { maxDepth: 4 }),
         )
         expect([...result.edges].sort()).toEqual([`${root}/.claude`, `${root}/a/b/c/d`])
         expect(result.folders).not.toContain(`${root}/a/b/c/d`)
       }),
-  )
-
-  it.scoped("takes a new plain skill folder directly in a root as discovery finds it, and nothing else", () =>
-    Effect.gen(function* () {
-      const root = yield* tempTree({
-        "plain/SKILL.md": skillMd("plain", "d"),
-        "group/inner/SKILL.md": skillMd("inner", "d"),
-        "empty/notes.md": "no SKILL.md",
-        ".hidden/SKILL.md": skillMd("hidden", "d"),
-        "node_modules/SKILL.md": skillMd("node-modules", "d"),
-        "denied/SKILL.md": skillMd("denied", "d"),
-        "linked-file/real.md": skillMd("linked-file", "d"),
-        "linked-file/SKILL.md": { symlink: "real.md" },
-        alias: { symlink: "plain" },
-      })
-      const rootSetting = { path: root, explicit: true }
-      const permits = (id: string) => id !== "denied"
-      const plain = (dir: string) =>
-        Effect.promise(() => plainSkillFolder(port, rootSetting, root, 0, `${root}/${dir}`, permits))
-      const discovered = yield* Effect.promise(() => discoverRoot(port, rootSetting, root, 0, 4, permits))
-      expect(yield* plain("plain")).toEqual(
-        discovered.candidates.find((candidate) => candidate.id === "plain"),
-      )
-      for (const dir of [
-        "group",
-        "group/inner",
-        "empty",
-        ".hidden",
-        "node_modules",
-        "denied",
-        "linked-file",
-        "alias",
-        "missing",
-      ])
-        expect(yield* plain(dir)).toBeNull()
-    }),
   )
 })

@@ -2,8 +2,10 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import { Fs } from "../src/platform/Fs.js"
 import { Settings } from "../src/Settings.js"
-import { Frontmatter, MAX_YAML_DEPTH, parseSkillText, splitFrontmatter } from "../src/skills/Frontmatter.js"
+import { Frontmatter, parseSkillText, splitFrontmatter } from "../src/skills/Frontmatter.js"
+import { MAX_YAML_DEPTH } from "../src/skills/Yaml.js"
 import { tempTree } from "./support/tree.js"
 
 const parse = (text: string) => parseSkillText("/skills/x/SKILL.md", text)
@@ -71,8 +73,8 @@ describe("parseSkillText", () => {
       license: "MIT",
       compatibility: "Python 3",
       metadata: { author: "me", version: "1.0" },
-      allowedTools: "Bash Read",
-      extra: { requires: ["python", "pypdf"] },
+      "allowed-tools": "Bash Read",
+      requires: ["python", "pypdf"],
     })
     expect(result.right.raw["allowed-tools"]).toBe("Bash Read")
     expect(result.right.body).toBe("body")
@@ -80,7 +82,7 @@ describe("parseSkillText", () => {
 
   it("leaves out known fields of the wrong type (Validation reports them)", () => {
     const result = parse("---\nname: a\ndescription: b\nmetadata:\n  version: 1\nlicense: [MIT]\n---\n")
-    expect(Either.isRight(result) && result.right.fields).toEqual({ name: "a", description: "b", extra: {} })
+    expect(Either.isRight(result) && result.right.fields).toEqual({ name: "a", description: "b" })
     expect(Either.isRight(result) && result.right.raw.metadata).toEqual({ version: 1 })
   })
 
@@ -189,48 +191,47 @@ describe("parseSkillText", () => {
   })
 })
 
-layer(Frontmatter.Default.pipe(Layer.provide(Settings.make({ maxFileBytes: 64 * 1024 }))))(
-  "Frontmatter.read",
-  (it) => {
-    it.scoped("reads only the head of a large SKILL.md", () =>
-      Effect.gen(function* () {
-        const body = "x".repeat(200_000)
-        const root = yield* tempTree({ "a/SKILL.md": `---\nname: a\ndescription: b\n---\n${body}` })
-        const parsed = yield* Frontmatter.pipe(Effect.flatMap((fm) => fm.read(`${root}/a/SKILL.md`)))
-        expect(parsed.fields.name).toBe("a")
-        expect(parsed.body.length).toBeLessThan(32 * 1024)
-      }),
-    )
+layer(
+  Frontmatter.Default.pipe(Layer.provide(Layer.merge(Settings.make({ maxFileBytes: 64 * 1024 }), Fs.node))),
+)("Frontmatter.read", (it) => {
+  it.scoped("reads only the head of a large SKILL.md", () =>
+    Effect.gen(function* () {
+      const body = "x".repeat(200_000)
+      const root = yield* tempTree({ "a/SKILL.md": `---\nname: a\ndescription: b\n---\n${body}` })
+      const parsed = yield* Frontmatter.pipe(Effect.flatMap((fm) => fm.read(`${root}/a/SKILL.md`)))
+      expect(parsed.fields.name).toBe("a")
+      expect(parsed.body.length).toBeLessThan(32 * 1024)
+    }),
+  )
 
-    it.scoped("reads a frontmatter that spans several chunks", () =>
-      Effect.gen(function* () {
-        const long = "word ".repeat(8_000)
-        const root = yield* tempTree({
-          "a/SKILL.md": `---\nname: a\ndescription: b\nnotes: ${long}\n---\nbody`,
-        })
-        const parsed = yield* Frontmatter.pipe(Effect.flatMap((fm) => fm.read(`${root}/a/SKILL.md`)))
-        expect(String(parsed.raw.notes).length).toBeGreaterThan(39_000)
-      }),
-    )
+  it.scoped("reads a frontmatter that spans several chunks", () =>
+    Effect.gen(function* () {
+      const long = "word ".repeat(8_000)
+      const root = yield* tempTree({
+        "a/SKILL.md": `---\nname: a\ndescription: b\nnotes: ${long}\n---\nbody`,
+      })
+      const parsed = yield* Frontmatter.pipe(Effect.flatMap((fm) => fm.read(`${root}/a/SKILL.md`)))
+      expect(String(parsed.raw.notes).length).toBeGreaterThan(39_000)
+    }),
+  )
 
-    it.scoped("refuses a frontmatter that never closes within the cap", () =>
-      Effect.gen(function* () {
-        const root = yield* tempTree({ "a/SKILL.md": `---\nname: a\ndescription: ${"b".repeat(100_000)}\n` })
-        const error = yield* Frontmatter.pipe(
-          Effect.flatMap((fm) => Effect.flip(fm.read(`${root}/a/SKILL.md`))),
-        )
-        expect(error.reason).toContain("not closed within the first 65536 bytes")
-      }),
-    )
+  it.scoped("refuses a frontmatter that never closes within the cap", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "a/SKILL.md": `---\nname: a\ndescription: ${"b".repeat(100_000)}\n` })
+      const error = yield* Frontmatter.pipe(
+        Effect.flatMap((fm) => Effect.flip(fm.read(`${root}/a/SKILL.md`))),
+      )
+      expect(error.reason).toContain("not closed within the first 65536 bytes")
+    }),
+  )
 
-    it.scoped("reports an unreadable file without failing the caller's fiber", () =>
-      Effect.gen(function* () {
-        const root = yield* tempTree({})
-        const error = yield* Frontmatter.pipe(
-          Effect.flatMap((fm) => Effect.flip(fm.read(`${root}/missing/SKILL.md`))),
-        )
-        expect(error.reason).toContain("no such file")
-      }),
-    )
-  },
-)
+  it.scoped("reports an unreadable file without failing the caller's fiber", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({})
+      const error = yield* Frontmatter.pipe(
+        Effect.flatMap((fm) => Effect.flip(fm.read(`${root}/missing/SKILL.md`))),
+      )
+      expect(error.reason).toContain("no such file")
+    }),
+  )
+})

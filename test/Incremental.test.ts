@@ -8,17 +8,17 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import type { CatalogChange, Snapshot } from "../src/catalog/Catalog.js"
-import { Catalog, foldersToWatch } from "../src/catalog/Catalog.js"
+import type { CatalogChange } from "../src/catalog/Catalog.js"
+import { Catalog } from "../src/catalog/Catalog.js"
+import type { Snapshot } from "../src/catalog/Snapshot.js"
 import { Watcher } from "../src/catalog/Watcher.js"
+import { watchCatalog as keepWatched } from "../src/catalog/Watching.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -26,11 +26,17 @@ type Mode = "sweep" | "watcher"
 
 /** Retries `check` on the current snapshot until it passes (the watcher delivers asynchronously). */
 const until = (catalog: Catalog, check: (snapshot: Snapshot) => void) =>
-  Effect.flatMap(catalog.snapshot, (snapshot) => Effect.sync(() => check(snapshot))).pipe(
+  Effect.flatMap(catalog.snapshot, (snapshot) => Effect.try(() => check(snapshot))).pipe(
     Effect.retry({ schedule: Schedule.spaced("25 millis"), times: 400 }),
   )
 
 const ids = (snapshot: Snapshot) => snapshot.skills.map((skill) => skill.id)
+
+/** Waits until the changes announced so far are `expected` (a subscriber gets them asynchronously). */
+const announced = (changes: Ref.Ref<ReadonlyArray<CatalogChange>>, expected: ReadonlyArray<CatalogChange>) =>
+  Effect.flatMap(Ref.get(changes), (all) => Effect.try(() => expect(all).toEqual(expected))).pipe(
+    Effect.retry({ schedule: Schedule.spaced("10 millis"), times: 200 }),
+  )
 
 /**
  * A skill folder put in place at once, as a copy or an unpacked archive lands: written
@@ -43,28 +49,8 @@ const placeSkill = (dir: string, text: string) =>
     await fs.rename(staging, dir)
   })
 
-/**
- * The real Watcher feeding the catalog's `refreshPaths`, as the server wires it (except that
- * paths a request takes from the watcher do not re-sync the watches here); returns once
- * the watches are in place and the sweep that follows their set-up is over.
- */
-const watchCatalog = (catalog: Catalog) =>
-  Effect.gen(function* () {
-    const watcher = yield* Watcher
-    const syncWatches = Effect.gen(function* () {
-      const { complete, added } = yield* watcher.sync(foldersToWatch(yield* catalog.peek))
-      expect(complete).toBe(true)
-      yield* catalog.setWatched(watcher.takePending)
-      return added
-    })
-    const followChanges = catalog.followWatches(syncWatches)
-    yield* syncWatches
-    yield* catalog.settled
-    yield* watcher.changes.pipe(
-      Stream.runForEach((paths) => Effect.zipRight(catalog.refreshPaths(paths), followChanges)),
-      Effect.forkScoped,
-    )
-  })
+/** The real Watcher keeping the catalog fresh, as the server wires it; returns once the watches are in place. */
+const watchCatalog = () => Effect.asVoid(keepWatched({ extraFolders: () => [], afterChanges: Effect.void }))
 
 /** The catalog over these roots and the real Watcher; the interval sweep never comes. */
 const watchedServices = (roots: ReadonlyArray<string>) =>
@@ -102,7 +88,7 @@ const run = (mode: Mode) =>
         Stream.runForEach((change) => Ref.update(changes, (all) => [...all, change])),
         Effect.forkScoped,
       )
-      if (mode === "watcher") yield* watchCatalog(catalog)
+      if (mode === "watcher") yield* watchCatalog()
       yield* Effect.yieldNow()
       const start = yield* catalog.snapshot
       expect(ids(start)).toEqual(["alpha", "beta", "delta", "gamma", "epsilon"])
@@ -119,12 +105,8 @@ const run = (mode: Mode) =>
       ).pipe(Effect.zipRight(catalog.snapshot))
       for (const id of ["beta", "gamma", "delta", "epsilon"])
         expect(edited.byId.get(id)).toBe(start.byId.get(id))
-      // Through the watcher, that skill alone is replaced: the rest is not rebuilt.
-      if (mode === "watcher") expect(edited.shadowed).toBe(start.shadowed)
       expect(edited.version).toBe(start.version + 1)
-      expect(yield* Ref.get(changes)).toEqual([
-        { version: edited.version, added: [], removed: [], changed: ["alpha"] },
-      ])
+      yield* announced(changes, [{ version: edited.version, added: [], removed: [], changed: ["alpha"] }])
       expect((yield* catalog.list({ query: "wombat" })).skills.map((skill) => skill.id)).toEqual(["alpha"])
       yield* catalog.refresh
       expect(yield* catalog.peek).toBe(edited)
@@ -135,15 +117,11 @@ const run = (mode: Mode) =>
         expect(snapshot.byId.get("zeta")?.description).toContain("narwhal"),
       ).pipe(Effect.zipRight(catalog.snapshot))
       expect(ids(withZeta)).toEqual(["alpha", "beta", "delta", "gamma", "zeta", "epsilon"])
-      // Through the watcher, a plain new skill folder is added alone: the rest is not rebuilt.
-      if (mode === "watcher") expect(withZeta.shadowed).toBe(edited.shadowed)
       expect(withZeta.version).toBe(edited.version + 1)
-      expect((yield* Ref.get(changes)).at(-1)).toEqual({
-        version: withZeta.version,
-        added: ["zeta"],
-        removed: [],
-        changed: [],
-      })
+      yield* announced(changes, [
+        { version: edited.version, added: [], removed: [], changed: ["alpha"] },
+        { version: withZeta.version, added: ["zeta"], removed: [], changed: [] },
+      ])
       // What a whole discovery finds: the same catalog (the very snapshot is kept).
       yield* catalog.refresh
       expect(yield* catalog.peek).toBe(withZeta)
@@ -193,41 +171,6 @@ describe("incremental refresh", () => {
     run("watcher"),
   )
 
-  // The idle collector waits for this (src/IdleGc.ts): a collection in a lull of the start-up
-  // work left the rest of it to a collection during requests.
-  it.scopedLive(
-    "counts as starting up until its search index is built and its watches are set up and checked",
-    () =>
-      Effect.gen(function* () {
-        const root = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
-        yield* Effect.gen(function* () {
-          const catalog = yield* Catalog
-          const watcher = yield* Watcher
-          expect(catalog.startingUp()).toBe(true)
-          yield* catalog.list({ query: "alpha" }) // builds the search index
-          expect(catalog.startingUp()).toBe(false)
-          const seen: Array<boolean> = []
-          // The check after the watches is forked: it runs once this fiber yields, and with no
-          // yield before the look below (no op budget), it has not run yet.
-          yield* catalog
-            .whileWatchesStart(
-              Effect.gen(function* () {
-                seen.push(catalog.startingUp())
-                yield* watcher.sync(foldersToWatch(yield* catalog.peek))
-                yield* catalog.setWatched(watcher.takePending)
-              }),
-            )
-            .pipe(
-              Effect.zipRight(Effect.sync(() => seen.push(catalog.startingUp()))),
-              Effect.withMaxOpsBeforeYield(Number.MAX_SAFE_INTEGER),
-            )
-          yield* catalog.settled
-          expect(seen).toEqual([true, true])
-          expect(catalog.startingUp()).toBe(false)
-        }).pipe(Effect.provide(watchedServices([root])))
-      }),
-  )
-
   // An edit that keeps a skill's id, name and file replaces that skill alone (the watcher test
   // above); any other edit rebuilds the catalog, which logs what became wrong.
   it.scopedLive(
@@ -244,7 +187,7 @@ describe("incremental refresh", () => {
         const write = (file: string, text: string) => Effect.promise(() => fs.writeFile(file, text))
         yield* Effect.gen(function* () {
           const catalog = yield* Catalog
-          yield* watchCatalog(catalog)
+          yield* watchCatalog()
           const start = yield* catalog.snapshot
 
           // A name that breaks the naming rules: still served, left out of the extension, logged.
@@ -286,7 +229,7 @@ describe("incremental refresh", () => {
           })
         yield* Effect.gen(function* () {
           const catalog = yield* Catalog
-          yield* watchCatalog(catalog)
+          yield* watchCatalog()
 
           // An id the second root serves: the first root's copy wins, the other is shadowed.
           yield* add(`${first}/beta`, skillMd("beta", "Beta in the first root."))
@@ -311,7 +254,7 @@ describe("incremental refresh", () => {
             expect(snapshot.byId.has("delta")).toBe(true),
           ).pipe(Effect.zipRight(catalog.snapshot))
           expect(ids(plain)).toEqual(["alpha", "beta", "delta", "inner"])
-          expect(plain.skipped).toBe(grouped.skipped)
+          expect(plain.skipped).toEqual(grouped.skipped)
           expect((yield* catalog.list({ query: "plain" })).skills.map((skill) => skill.id)).toEqual(["delta"])
 
           // A plain one whose name breaks the naming rules: added alone, and logged as left out
@@ -320,7 +263,7 @@ describe("incremental refresh", () => {
           const named = yield* until(catalog, (snapshot) =>
             expect(snapshot.byId.has("omega")).toBe(true),
           ).pipe(Effect.zipRight(catalog.snapshot))
-          expect(named.skipped).toBe(grouped.skipped)
+          expect(named.skipped).toEqual(grouped.skipped)
           expect(warnings.filter((line) => line.includes("Skill 'omega'"))).toEqual([
             expect.stringContaining("is not listed over the MCP Skills extension"),
           ])
@@ -339,7 +282,7 @@ describe("incremental refresh", () => {
         const inner = `${outer}/sub`
         yield* Effect.gen(function* () {
           const catalog = yield* Catalog
-          yield* watchCatalog(catalog)
+          yield* watchCatalog()
           // The outer root comes first: it serves the skills, at their paths there; the inner
           // root's view of the same folders is the same skill, not a shadow of it.
           yield* Effect.promise(async () => {
@@ -410,16 +353,6 @@ describe("incremental refresh", () => {
         expect(yield* catalog.recheck([`${root}/fresh`])).toBe(false)
         expect(yield* catalog.peek).toBe(after)
 
-        // followWatches re-checks what its sync newly watches, and syncs again after a change.
-        yield* Effect.promise(() =>
-          fs.writeFile(`${root}/fresh/SKILL.md`, skillMd("fresh", "Fresh, edited again.")),
-        )
-        const rounds: Array<ReadonlyArray<string>> = [[`${root}/fresh`], []]
-        let syncs = 0
-        yield* catalog.followWatches(Effect.sync(() => rounds[syncs++] ?? []))
-        expect(syncs).toBe(2)
-        expect((yield* catalog.peek).byId.get("fresh")?.description).toBe("Fresh, edited again.")
-
         // A new group folder, found empty, gains a skill before a watch on it exists.
         yield* Effect.promise(() => fs.mkdir(`${root}/pack`))
         yield* catalog.refreshPaths([`${root}/pack`])
@@ -453,7 +386,7 @@ describe("incremental refresh", () => {
     }),
   )
 
-  it.scopedLive("several new skill folders at once are added alone, each where a discovery puts it", () =>
+  it.scopedLive("several new skill folders at once are each added where a discovery puts them", () =>
     Effect.gen(function* () {
       const first = yield* tempTree({ "b/SKILL.md": skillMd("b", "B."), "d/SKILL.md": skillMd("d", "D.") })
       const second = yield* tempTree({ "a/SKILL.md": skillMd("a", "A in the second root.") })
@@ -465,7 +398,7 @@ describe("incremental refresh", () => {
         yield* catalog.refreshPaths(added)
         const after = yield* catalog.peek
         expect(ids(after)).toEqual(["a0", "b", "c", "d", "e", "9z", "a"])
-        expect(after.skipped).toBe(before.skipped) // added alone, not rebuilt
+        expect(after.skipped).toEqual(before.skipped)
         yield* catalog.refresh
         expect(yield* catalog.peek).toBe(after)
       }).pipe(Effect.provide(servicesFor([first, second], { refreshIntervalMs: 3_600_000 })))
@@ -494,45 +427,9 @@ describe("incremental refresh", () => {
         yield* Effect.promise(() =>
           fs.writeFile(`${root}/alpha/SKILL.md`, skillMd("alpha", "Alpha edited meanwhile.")),
         )
-        yield* catalog.setWatched(Effect.succeed([]))
-        yield* catalog.settled
+        yield* watchCatalog()
         expect((yield* catalog.snapshot).byId.get("alpha")?.description).toBe("Alpha edited meanwhile.")
-      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
-    }),
-  )
-
-  it.scopedLive("requests leave the disk alone while the watches are first set up, not after", () =>
-    Effect.gen(function* () {
-      const root = yield* settledTree
-      yield* Effect.gen(function* () {
-        const catalog = yield* Catalog
-        const description = Effect.map(
-          catalog.snapshot,
-          (snapshot) => snapshot.byId.get("alpha")?.description,
-        )
-        const edit = (text: string) =>
-          Effect.promise(() => fs.writeFile(`${root}/alpha/SKILL.md`, skillMd("alpha", text)))
-        // A set-up that completes: meanwhile requests (every one checks the disk here) do not.
-        const complete = yield* Deferred.make<void>()
-        const setUp = yield* catalog
-          .whileWatchesStart(
-            Effect.zipRight(Deferred.await(complete), catalog.setWatched(Effect.succeed([]))),
-          )
-          .pipe(Effect.fork)
-        yield* Effect.yieldNow()
-        yield* edit("Alpha edited during the set-up.")
-        expect(yield* description).toBe("Alpha original.")
-        // The check that follows the watches finds the edit.
-        yield* Deferred.succeed(complete, undefined)
-        yield* Fiber.join(setUp)
-        yield* catalog.settled
-        expect(yield* description).toBe("Alpha edited during the set-up.")
-        // A set-up that fails (no watcher): requests check the disk themselves again.
-        yield* catalog.setWatched(undefined)
-        yield* catalog.whileWatchesStart(Effect.void)
-        yield* edit("Alpha edited without a watcher.")
-        expect(yield* description).toBe("Alpha edited without a watcher.")
-      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 0 })))
+      }).pipe(Effect.provide(watchedServices([root])))
     }),
   )
 
@@ -541,20 +438,25 @@ describe("incremental refresh", () => {
       const root = yield* settledTree
       yield* Effect.gen(function* () {
         const catalog = yield* Catalog
-        const before = yield* catalog.snapshot
-        yield* catalog.setWatched(Effect.succeed([]))
-        yield* catalog.settled
-        // Nothing changed: the same snapshot.
-        expect(yield* catalog.snapshot).toBe(before)
-        yield* catalog.setWatched(undefined)
         yield* Effect.promise(async () => {
           await fs.mkdir(`${root}/gamma`)
           await fs.writeFile(`${root}/gamma/SKILL.md`, skillMd("gamma", "Gamma added meanwhile."))
         })
-        yield* catalog.setWatched(Effect.succeed([]))
-        yield* catalog.settled
+        yield* watchCatalog()
         expect(ids(yield* catalog.snapshot)).toEqual(["alpha", "beta", "gamma"])
-      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
+      }).pipe(Effect.provide(watchedServices([root])))
+    }),
+  )
+
+  it.scopedLive("with nothing changed before the watches, the catalog stays the very same", () =>
+    Effect.gen(function* () {
+      const root = yield* settledTree
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const before = yield* catalog.snapshot
+        yield* watchCatalog()
+        expect(yield* catalog.snapshot).toBe(before)
+      }).pipe(Effect.provide(watchedServices([root])))
     }),
   )
 })

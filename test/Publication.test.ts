@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import type { Skill } from "../src/catalog/Catalog.js"
 import { publish } from "../src/catalog/Publication.js"
+import type { Skill } from "../src/catalog/Snapshot.js"
 import { resolveSegments } from "../src/catalog/Uris.js"
 
 const skill = (

@@ -7,7 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import { parseDocument } from "yaml"
-import { parseFrontmatterYaml, parseSimpleYaml } from "../src/skills/Frontmatter.js"
+import { parseFrontmatterYaml } from "../src/skills/Frontmatter.js"
+import { parseSimpleYaml } from "../src/skills/SimpleYaml.js"
 
 const yamlOf = (text: string) => {
   const doc = parseDocument(text, {

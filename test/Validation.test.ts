@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
-import { parseSkillText } from "../src/skills/Frontmatter.js"
+import { parseSkillText, symlinkTargetIn } from "../src/skills/Frontmatter.js"
 import type { RuleId } from "../src/skills/Validation.js"
 import {
   checkLength,
@@ -20,7 +20,6 @@ import {
   RULE_IDS,
   RULES,
   suggestedName,
-  symlinkTargetIn,
 } from "../src/skills/Validation.js"
 
 /** The rules a whole SKILL.md text breaks: its parse failure's, or every frontmatter rule's. */

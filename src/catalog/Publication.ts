@@ -15,7 +15,7 @@
  */
 
 import { codePoints, MAX_DESCRIPTION, MAX_NAME, nameProblems } from "../skills/Validation.js"
-import type { Skill } from "./Catalog.js"
+import type { Skill } from "./Snapshot.js"
 import type { UriClaim } from "./Uris.js"
 import { pathKey, skillPathOf, uriKey } from "./Uris.js"
 

@@ -25,23 +25,21 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
-import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { AuditRecord } from "../AuditLog.js"
 import { AuditLog } from "../AuditLog.js"
-import type { Snapshot } from "../catalog/Catalog.js"
-import { Catalog, foldersToWatch } from "../catalog/Catalog.js"
+import { Catalog } from "../catalog/Catalog.js"
+import type { Snapshot } from "../catalog/Snapshot.js"
 import { MANIFEST_SEGMENT } from "../catalog/Uris.js"
-import { Watcher } from "../catalog/Watcher.js"
+import { watchCatalog } from "../catalog/Watching.js"
 import type { SkillError } from "../Errors.js"
 import { echo, InvalidArgument } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import type { Loader } from "../instructions.js"
 import { hasCatalogRoom, MIN_CATALOG, usageGuide, withCatalog } from "../instructions.js"
 import { writeStderr } from "../Logging.js"
-import { RequestWait } from "../platform/EventLoop.js"
 import { fingerprintOf, statOrNull } from "../platform/Paths.js"
 import { budgetOf, Settings } from "../Settings.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
@@ -577,60 +575,23 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
       Effect.forkScoped,
     )
 
-    /** Work in the background holds back for a request waiting for its answer (see `sliced`). */
-    const inBackground = Effect.locally(RequestWait, () => transport.oldestWaitMs())
-
     /** The handshake is done (the client's `notifications/initialized`), or a second has passed. */
     const handshakeDone = made.initialized.pipe(Effect.timeoutOption("1 second"))
 
-    // The search index is built once the handshake is done, in slices, before a query needs it.
-    yield* handshakeDone.pipe(Effect.zipRight(catalog.warmSearch), inBackground, Effect.forkScoped)
-
+    // Once the handshake is done: the search index is built in the background, before a query
+    // needs it, and the watches are set up (src/catalog/Watching.ts). Without watches, the files
+    // of subscribed URIs are polled while there are any.
+    yield* handshakeDone.pipe(Effect.zipRight(catalog.warmSearch), Effect.forkScoped)
     if (settings.watch) {
-      const watcher = yield* Watcher
-      // Changes a request took from the watcher before its debounce ended: the request
-      // refreshed the catalog, and the watches and subscriptions are brought up to date here.
-      const taken = yield* Queue.unbounded<ReadonlyArray<string>>()
-      const takePending = Effect.tap(watcher.takePending, (paths) =>
-        paths.length === 0 ? Effect.void : Queue.offer(taken, paths),
-      )
-      /** The watches follow the catalog; answers the folders newly watched. */
-      const syncWatches = Effect.gen(function* () {
-        const snapshot = yield* catalog.peek
-        const { complete, added } = yield* watcher.sync([
-          ...foldersToWatch(snapshot),
-          ...made.subscribedFolders(),
-        ])
-        yield* catalog.setWatched(complete ? takePending : undefined)
-        return added
-      })
-      /** After a change: the watches follow the catalog, new ones re-checked (Catalog). */
-      const followChanges = catalog.followWatches(syncWatches)
-      yield* Queue.take(taken).pipe(
-        Effect.zipRight(Queue.takeAll(taken)),
-        Effect.zipRight(catalog.settled),
-        Effect.zipRight(followChanges),
-        Effect.zipRight(made.checkSubscriptions),
-        Effect.forever,
-        inBackground,
-        Effect.forkScoped,
-      )
-      hooks.subscribed = followChanges
-      // Watches are set up once the handshake is done (or a second has passed), not before
-      // the answer to `initialize`; the check that follows them covers the time until then.
       yield* handshakeDone.pipe(
-        Effect.zipRight(syncWatches),
-        catalog.whileWatchesStart,
-        inBackground,
-        Effect.forkScoped,
-      )
-      yield* watcher.changes.pipe(
-        Stream.runForEach((paths) =>
-          catalog
-            .refreshPaths(paths)
-            .pipe(Effect.zipRight(followChanges), Effect.zipRight(made.checkSubscriptions)),
+        Effect.zipRight(
+          watchCatalog({ extraFolders: made.subscribedFolders, afterChanges: made.checkSubscriptions }),
         ),
-        inBackground,
+        Effect.tap(({ follow }) =>
+          Effect.sync(() => {
+            hooks.subscribed = follow
+          }),
+        ),
         Effect.forkScoped,
       )
     } else {

@@ -9,9 +9,11 @@ import type { Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { Skill, Snapshot } from "../catalog/Catalog.js"
-import { Catalog, decodeCursor, encodeCursor, paginate, perSnapshot } from "../catalog/Catalog.js"
+import { Catalog } from "../catalog/Catalog.js"
+import { decodeCursor, encodeCursor, paginate } from "../catalog/Paging.js"
 import type { Address } from "../catalog/Publication.js"
+import type { Skill, Snapshot } from "../catalog/Snapshot.js"
+import { perSnapshot } from "../catalog/Snapshot.js"
 import type { UriTarget } from "../catalog/Uris.js"
 import {
   DIAGNOSTICS_URI,

@@ -6,8 +6,9 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import type { Skill, Snapshot } from "../catalog/Catalog.js"
-import { Catalog, paginate } from "../catalog/Catalog.js"
+import { Catalog } from "../catalog/Catalog.js"
+import { paginate } from "../catalog/Paging.js"
+import type { Skill, Snapshot } from "../catalog/Snapshot.js"
 import {
   fileUri,
   parseSkillUri,

@@ -4,7 +4,7 @@
  * only (no disk access), so both show exactly what the server sees.
  */
 import * as path from "node:path"
-import type { Skill, Snapshot } from "../catalog/Catalog.js"
+import type { Skill, Snapshot } from "../catalog/Snapshot.js"
 import type { WithheldFile } from "../files/SkillFiles.js"
 import { forTerminal } from "../Terminal.js"
 

@@ -16,7 +16,13 @@ import { isInside, readDirOrNull, statOrNull } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import type { Candidate } from "../skills/Discovery.js"
 import { Discovery, nestedReason, SKILL_FILE } from "../skills/Discovery.js"
-import { beginsWithFrontmatter, parseSkillText, splitFrontmatter } from "../skills/Frontmatter.js"
+import {
+  beginsWithFrontmatter,
+  parseSkillText,
+  splitFrontmatter,
+  symlinkArtefactReason,
+  symlinkTargetIn,
+} from "../skills/Frontmatter.js"
 import type { Diagnostic, SkillSize } from "../skills/Validation.js"
 import {
   checkLength,
@@ -32,8 +38,6 @@ import {
   missingReference,
   outsideReference,
   RULE_IDS,
-  symlinkArtefactReason,
-  symlinkTargetIn,
 } from "../skills/Validation.js"
 import { forTerminal } from "../Terminal.js"
 import { displayPath } from "./CatalogReport.js"

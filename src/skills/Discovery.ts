@@ -10,11 +10,10 @@
  * reached through a link is read only if no other path has led to it yet, so link loops end
  * and links between sibling folders cost one read per real folder, not one per path.
  */
-import type { Stats } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
-import type { FsPort, Io } from "../platform/Fs.js"
-import { asyncFs, mapLimit, syncFs } from "../platform/Fs.js"
+import type { FsPort } from "../platform/Fs.js"
+import { Fs, mapLimit } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { childPath, fingerprintOf, isInside } from "../platform/Paths.js"
 import type { Root } from "../Settings.js"
@@ -137,13 +136,6 @@ export const LEAVES_ROOT = "symbolic link leads outside the skills folder (or no
 export const ROOT_MOVED =
   "the skills folder no longer leads to the folder it was when the server started; nothing in it is served until the server is restarted"
 
-/**
- * How a scan looks at a permitted skill's SKILL.md: what `lstat` answers for it, or null when
- * there is none. The first scan's look reads the file at the same time (src/catalog/Catalog.ts); by
- * default it is the port's `lstat`.
- */
-export type SkillFileLook = (file: string) => Io<Stats | null>
-
 interface Found {
   readonly candidate: Candidate
   readonly real: string
@@ -151,19 +143,24 @@ interface Found {
 }
 
 /** Finds the skills under one root through `port` (see FsPort for why a port). */
+/** How discovery searches a root. */
+export interface ScanOptions {
+  readonly maxDepth: number
+  /** Skills the operator exposes (`--allow`/`--deny`); others are passed over unread. */
+  readonly permits?: IdFilter | undefined
+  /** Search dot-folders too (never `.git` nor `node_modules`). */
+  readonly includeDotFolders?: boolean
+}
+
 export const discoverRoot = async (
   port: FsPort,
   root: Root,
   /** The root's real path as pinned at start (see `Discovery`). */
   pinned: string,
   rootIndex: number,
-  maxDepth: number,
-  /** Skills the operator exposes (`--allow`/`--deny`); others are passed over unread. */
-  permits?: IdFilter,
-  look: SkillFileLook = port.lstat,
-  /** Search dot-folders too (never `.git` nor `node_modules`). */
-  includeDotFolders = false,
+  options: ScanOptions,
 ): Promise<DiscoveryResult> => {
+  const { maxDepth, permits, includeDotFolders = false } = options
   const found: Array<Found> = []
   /** Skill folders passed over for the operator's lists (for the notice of an empty root). */
   let denied = 0
@@ -188,7 +185,7 @@ export const discoverRoot = async (
     // The operator's lists apply to the folder's name and to its real name: a link cannot
     // give a denied skill another id. A denied one is only looked at (skill or group?), not read.
     const permitted = permits === undefined || (permits(pending.name) && permits(path.basename(pending.real)))
-    let info = await (permitted ? look(file) : port.lstat(file))
+    let info = await port.lstat(file)
     if (info === null) return null
     if (!permitted) {
       denied++
@@ -302,7 +299,8 @@ export const discoverRoot = async (
   if (found.length === 0) {
     const inDotFolders = includeDotFolders
       ? []
-      : (await discoverRoot(port, root, pinned, rootIndex, maxDepth, permits, port.lstat, true)).candidates
+      : (await discoverRoot(port, root, pinned, rootIndex, { ...options, includeDotFolders: true }))
+          .candidates
     notices.push(emptyRootNotice(root, maxDepth, inDotFolders, denied))
   }
   return { candidates: onePathPerFolder(found), nested: [], notices, folders, edges }
@@ -312,10 +310,7 @@ export const discoverRoot = async (
 export const discoverAll = async (
   port: FsPort,
   roots: ReadonlyArray<{ readonly root: Root; readonly pinned: string | null }>,
-  maxDepth: number,
-  permits?: IdFilter,
-  look?: SkillFileLook,
-  includeDotFolders = false,
+  options: ScanOptions,
 ): Promise<DiscoveryResult> => {
   const perRoot = await mapLimit(roots, 4, ({ root, pinned }, index) =>
     pinned === null
@@ -326,7 +321,7 @@ export const discoverAll = async (
           folders: [],
           edges: [],
         }
-      : discoverRoot(port, root, pinned, index, maxDepth, permits, look, includeDotFolders),
+      : discoverRoot(port, root, pinned, index, options),
   )
   const { candidates, nested } = oneSkillPerFolder(perRoot.flatMap((result) => result.candidates))
   return {
@@ -355,33 +350,6 @@ const onePathPerFolder = (found: ReadonlyArray<Found>): Array<Candidate> => {
   }
   const kept = new Set(chosen.values())
   return sorted.filter((entry) => kept.has(entry)).map((entry) => entry.candidate)
-}
-
-/**
- * The skill of a new folder directly in a root, when it is the plain case: a folder (not a
- * link, not a name discovery skips, permitted) holding a regular SKILL.md. It is then the
- * candidate a discovery would find. Null otherwise: a group, a link or anything else is for
- * a whole discovery to judge.
- */
-export const plainSkillFolder = async (
-  port: FsPort,
-  root: Root,
-  rootReal: string,
-  rootIndex: number,
-  dir: string,
-  permits?: IdFilter,
-): Promise<Candidate | null> => {
-  const id = path.basename(dir)
-  if (path.dirname(dir) !== root.path || skipFolder(id) || (permits !== undefined && !permits(id)))
-    return null
-  if ((await port.lstat(dir))?.isDirectory() !== true) return null
-  const file = childPath(dir, SKILL_FILE)
-  const info = await port.lstat(file)
-  if (info === null || !info.isFile()) return null
-  // Directly in the root, not a link, in a root that still leads where it did at start.
-  if ((await port.realpath(root.path)) !== rootReal) return null
-  const real = childPath(rootReal, id)
-  return { root, rootReal, rootIndex, dir, real, file, id, segments: [id], fingerprint: fingerprintOf(info) }
 }
 
 /**
@@ -420,54 +388,24 @@ export const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<strin
 export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery", {
   effect: Effect.gen(function* () {
     const settings = yield* Settings
-    const permits = idFilter(settings.allow, settings.deny)
-    /** Roots the last discovery found empty: a skill appearing there changes its notices. */
-    let emptyRoots: ReadonlySet<string> = new Set()
+    const fs = yield* Fs
+    const options: ScanOptions = {
+      maxDepth: settings.maxDepth,
+      permits: idFilter(settings.allow, settings.deny),
+      includeDotFolders: settings.includeDotFolders,
+    }
     /**
      * Each root's real path, resolved once, when the service is built: a root swapped for a link
      * later serves nothing (ROOT_MOVED). A root that cannot be resolved yet is pinned when it
      * first can be.
      */
-    const pinned = settings.roots.map((root) => ({ root, pinned: syncFs.realpath(root.path) }))
-    const pinRoots = Effect.sync(() => {
-      for (const entry of pinned) entry.pinned ??= syncFs.realpath(entry.root.path)
-      return pinned
-    })
-    /**
-     * Every SKILL.md under every root; `port` chooses synchronous or asynchronous I/O, `look`
-     * how each permitted SKILL.md is looked at (see `SkillFileLook`).
-     */
-    const discover = (port: FsPort = asyncFs, look?: SkillFileLook): Effect.Effect<DiscoveryResult> =>
-      Effect.flatMap(pinRoots, (roots) =>
-        Effect.promise(async () => {
-          const result = await discoverAll(
-            port,
-            roots,
-            settings.maxDepth,
-            permits,
-            look,
-            settings.includeDotFolders,
-          )
-          emptyRoots = new Set(result.notices.flatMap((n) => (n.kind === "empty-root" ? [n.path] : [])))
-          return result
-        }),
-      ).pipe(Effect.withSpan("Discovery.discover"))
-    /**
-     * The plain skill of a new folder directly in a root (see `plainSkillFolder`), or null; null
-     * too when the folder is inside another root or holds one (nested or repeated roots), where
-     * a discovery might find it twice, or find another root come into being; and in a root the
-     * last discovery found empty, whose notice (see `emptyRootNotice`) a discovery must clear.
-     */
-    const plainSkillIn = (dir: string): Promise<Candidate | null> => {
-      const rootIndex = settings.roots.findIndex((root) => root.path === path.dirname(dir))
-      const entry = pinned[rootIndex]
-      const elsewhere = settings.roots.some(
-        (other, index) => index !== rootIndex && (isInside(other.path, dir) || isInside(dir, other.path)),
-      )
-      return entry === undefined || entry.pinned === null || elsewhere || emptyRoots.has(entry.root.path)
-        ? Promise.resolve(null)
-        : plainSkillFolder(asyncFs, entry.root, entry.pinned, rootIndex, dir, permits)
-    }
-    return { discover, plainSkillIn } as const
+    const roots = settings.roots.map((root) => ({ root, pinned: fs.sync.realpath(root.path) }))
+    /** Every SKILL.md under every root, through `port` (the first scan's synchronous one, or not). */
+    const discover = (port: FsPort = fs.async): Effect.Effect<DiscoveryResult> =>
+      Effect.suspend(() => {
+        for (const entry of roots) entry.pinned ??= fs.sync.realpath(entry.root.path)
+        return Effect.promise(() => discoverAll(port, roots, options))
+      }).pipe(Effect.withSpan("Discovery.discover"))
+    return { discover } as const
   }),
 }) {}

@@ -8,6 +8,7 @@
 import * as Effect from "effect/Effect"
 import type { FrontmatterRule } from "../Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
+import { specFields } from "./Frontmatter.js"
 
 export type Severity = "error" | "warning"
 
@@ -360,7 +361,7 @@ export const checkSkill = ({ folder, frontmatter, lines }: SkillSubject): Array<
     }
   }
 
-  for (const key of Object.keys(fields.extra)) {
+  for (const key of Object.keys(raw).filter((field) => !specFields.has(field))) {
     report(
       "unknown-field",
       key,
@@ -374,28 +375,6 @@ export const checkSkill = ({ folder, frontmatter, lines }: SkillSubject): Array<
 
 // ---------------------------------------------------------------------------------------
 // The file itself
-
-const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i
-
-/**
- * The target path when a SKILL.md is a symbolic link checked out as a plain file (Git for
- * Windows without symlink support writes the link's target as the file's only line), or
- * undefined when the text does not look like that.
- */
-export const symlinkTargetIn = (text: string): string | undefined => {
-  const content = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).replace(/\r?\n$/, "")
-  if (content.length === 0 || content.length > 1024 || /[\r\n]/.test(content)) return undefined
-  if (content !== content.trim() || !/[\\/]/.test(content) || URL_LIKE.test(content)) return undefined
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: a path holds no control characters
-  if (/[\u0000-\u001f<>|"*?]/.test(content) || /:\s/.test(content) || /^[-#>*[!`]/.test(content))
-    return undefined
-  const anchored = /^(?:\.{1,2}[\\/]|[\\/]|~[\\/]|[A-Za-z]:[\\/])/.test(content)
-  return anchored || !/\s/.test(content) ? content : undefined
-}
-
-/** Why a file holding only a link target is an error; `file` names it (SKILL.md, or a would-be skill folder). */
-export const symlinkArtefactReason = (target: string, file = "SKILL.md"): string =>
-  `${file} holds only the line '${target.slice(0, 200)}': it is a symbolic link that was checked out as a plain text file (Git for Windows does this when symbolic links are off). Enable them ('git config core.symlinks true', with Windows Developer Mode on) and check the files out again, or replace the file with a copy of its target`
 
 /** Lines of a text (a final line end does not start another line). */
 export const lineCount = (text: string): number => {

@@ -1,0 +1,75 @@
+/**
+ * Paging: cursors for every paged answer. A plain cursor is an offset into a list; a search's
+ * cursor also names the ranking it pages through (the catalog version and a hash of the query),
+ * so it is never applied to another query or to a ranking that no longer exists.
+ */
+import * as Either from "effect/Either"
+import { InvalidArgument } from "../Errors.js"
+
+const CURSOR_PREFIX = "o:"
+
+export const encodeCursor = (offset: number): string =>
+  Buffer.from(`${CURSOR_PREFIX}${offset}`).toString("base64url")
+export const decodeCursor = (cursor: string): Either.Either<number, InvalidArgument> => {
+  const text = Buffer.from(cursor, "base64url").toString("utf8")
+  const offset = text.startsWith(CURSOR_PREFIX) ? Number(text.slice(CURSOR_PREFIX.length)) : Number.NaN
+  return Number.isSafeInteger(offset) && offset >= 0
+    ? Either.right(offset)
+    : Either.left(
+        new InvalidArgument({
+          argument: "cursor",
+          reason: "not a cursor returned by this server; repeat the call without it",
+        }),
+      )
+}
+
+/** A query as rankings are cached and cursors name it: trimmed, lowercase, single spaces. */
+export const queryKey = (query: string): string => query.trim().toLowerCase().replace(/\s+/g, " ")
+
+/** FNV-1a of a query key: a cursor carries it so it is never applied to another query. */
+const queryHash = (key: string): string => {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < key.length; index++) {
+    hash ^= key.charCodeAt(index)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return (hash >>> 0).toString(36)
+}
+
+/** Where a page of ranked results starts: the ranking (catalog version and query) and the offset. */
+export interface RankedCursor {
+  readonly version: number
+  readonly offset: number
+  readonly query: string
+}
+
+export const encodeRankedCursor = (cursor: RankedCursor): string =>
+  Buffer.from(`r:${cursor.version}:${cursor.offset}:${queryHash(cursor.query)}`).toString("base64url")
+
+export const decodeRankedCursor = (
+  cursor: string,
+  query: string,
+): Either.Either<{ readonly version: number; readonly offset: number }, InvalidArgument> => {
+  const invalid = (reason: string) => Either.left(new InvalidArgument({ argument: "cursor", reason }))
+  const text = Buffer.from(cursor, "base64url").toString("utf8")
+  const parts = /^r:(\d{1,15}):(\d{1,15}):([0-9a-z]+)$/.exec(text)
+  if (parts === null) return invalid("not a cursor of a list_skills search; repeat the call without it")
+  if (parts[3] !== queryHash(query)) {
+    return invalid("this cursor belongs to another query; repeat the call with its query, or without cursor")
+  }
+  const version = Number(parts[1])
+  const offset = Number(parts[2])
+  return Either.right({ version, offset })
+}
+
+/** One page of `items` from `cursor`. */
+export const paginate = <A>(
+  items: ReadonlyArray<A>,
+  limit: number,
+  cursor: string | undefined,
+): Either.Either<{ readonly page: ReadonlyArray<A>; readonly nextCursor?: string }, InvalidArgument> =>
+  Either.map(cursor === undefined ? Either.right(0) : decodeCursor(cursor), (offset) => {
+    const end = offset + limit
+    const page = items.slice(offset, end)
+    return end < items.length ? { page, nextCursor: encodeCursor(end) } : { page }
+  })
