@@ -3,42 +3,33 @@
  * The benchmark (`npm run bench`; not part of `npm test`). Builds the bin, generates
  * deterministic corpora (10; 1,000; 10,000 skills; 50,000 with --with-50k) under the system's
  * temporary folder (kept between runs), drives a private copy of dist/bin.cjs over stdio with
- * the SDK's Client as an editor would, and prints one table, with the floors measured in the
- * same run:
- *   - a bare MCP SDK server (test/bench/bare-server.mjs, unbundled): spawn to `initialize`,
- *     and, for each corpus, the latency of its `get_skill` (one `readFile` per call);
- *   - a frontmatter-only scan of the same corpus in plain Node (test/bench/floor-scan.mjs).
- * The floors' starts and scans are interleaved with our warm starts, one of each in turn.
- * Each corpus is measured by a process of its own (this script with --one-size), so that its
- * client's heap holds nothing from the corpora measured before.
- * Every child gets a minimal environment (PATH, HOME, and for our server a private code-cache
- * folder): variables such as NODE_EXTRA_CA_CERTS add tens of milliseconds to every start.
- * "first start" has an empty code cache of its own and uses the build's (what a fresh HOME
- * sees): the median of the one that writes the cache the warm starts use (right after the
- * start with no code cache) and of one after each warm start, in an empty cache folder each
- * (six by default, three at 50,000 skills). "No code cache" runs with SKILLS_MCP_COMPILE_CACHE=0,
- * "warm" is the median of later starts, with the cache the first start wrote. Latencies are
- * measured once the server has finished its start-up work in the background (watches, search
- * index); "first tools/list" is the request right after `initialize` (while that work starts),
- * "first list_skills" the one after it. Under each latency, "in the server" is the same calls'
- * time from the moment the server's JavaScript got each one from stdin to the write of its
- * answer (stamped inside the server by test/bench/server-clock.cjs, preloaded in that session
- * only), with the number of calls when it is not the client's. What it leaves out: the pipes,
- * the client's own work, waiting for a core, and the server's own wait before its JavaScript
- * saw the request (a read to wake up for, a collection or a timer under way). Percentiles of
- * the two do not subtract: the slowest calls in the server need not be the slowest seen. The
- * client's own full collections that began during each series are counted: the calls they
- * overlap count them too. So are the server's that ended during each (its marking, in steps
- * between requests, came before).
+ * the SDK's Client as an editor would, and prints one table. With `--baseline DIR` (another
+ * checkout, built), its dist/bin.cjs is measured the same way in the same run: its starts
+ * interleaved with ours, its session right after ours on the same corpus.
+ *
+ * Measured in the same run, for comparison:
+ *   - a bare MCP SDK server (bare-server.mjs): spawn to `initialize`, and its `get_skill`
+ *     (one `readFile` per call), the latency floor;
+ *   - a naive skills server (naive-server.mjs: every frontmatter kept in memory): its
+ *     `initialize`, `get_skill` and peak RSS;
+ *   - a frontmatter-only scan of the corpus in plain Node (floor-scan.mjs), and `node -e 0`.
+ *
+ * Starts: "first" has an empty cache folder (a private XDG_CACHE_HOME: no compile cache yet),
+ * "warm" the folder earlier starts of the same server filled. Each round of starts is a bare
+ * server, a scan, the naive server, then each of our servers warm and first. Latencies are
+ * measured once the server is at rest (its start-up work in the background is over).
+ * Every server runs on `--node` (default: the Node running this script) with a minimal
+ * environment (PATH, HOME, XDG_CACHE_HOME): variables such as NODE_EXTRA_CA_CERTS add tens of
+ * milliseconds to every start. Each corpus is measured by a process of its own (this script
+ * with --one-size), so that the client's heap holds nothing from the corpora measured before.
  *
  * Usage: npm run bench [-- --sizes 10,1000,10000] [--with-50k] [--reps 5] [--iterations 200]
- *                      [--json results.json] [--node-flags=--heap-growing-percent=0]
+ *          [--baseline DIR] [--node PATH] [--json results.json] [--no-build]
  */
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -57,8 +48,10 @@ const { values: options } = parseArgs({
     iterations: { type: "string", default: "200" },
     json: { type: "string" },
     "no-build": { type: "boolean", default: false },
-    /** Node flags for our server, e.g. "--heap-growing-percent=0" for V8's heap defaults. */
-    "node-flags": { type: "string", default: "" },
+    /** Another checkout whose dist/bin.cjs is built: measured beside ours. */
+    baseline: { type: "string" },
+    /** The Node binary that runs the servers (not this script). */
+    node: { type: "string", default: process.execPath },
     /** Internal: measure this one corpus (generated already) and write its result to --json. */
     "one-size": { type: "string" },
   },
@@ -69,13 +62,17 @@ const SIZES = [
 ]
 const REPS = Number(options.reps)
 const ITERATIONS = Number(options.iterations)
+const NODE = path.resolve(options.node)
 const WORK = path.join(os.tmpdir(), "skills-mcp-bench")
-/** A private copy of the built bin: a build in the working tree meanwhile cannot change it. */
-const BIN = path.join(WORK, "dist", "bin.cjs")
+/** Private copies of the built bins: a build in a working tree meanwhile cannot change them. */
+const BINS = {
+  new: path.join(WORK, "new", "bin.cjs"),
+  ...(options.baseline === undefined ? {} : { baseline: path.join(WORK, "baseline", "bin.cjs") }),
+}
+const SERVERS = Object.keys(BINS)
 /**
  * A server is at rest once it has used no CPU for this long (its start-up work in the
- * background, watches, search index and the sweep after the watches, is over); waited for
- * at least SETTLE_MIN_MS and at most SETTLE_MAX_MS.
+ * background is over); waited for at least SETTLE_MIN_MS and at most SETTLE_MAX_MS.
  */
 const QUIET_MS = 500
 const SETTLE_MIN_MS = 1_000
@@ -94,31 +91,24 @@ const percentile = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 const percentiles = (values) => {
   const sorted = [...values].sort((a, b) => a - b)
-  return {
-    p50: percentile(sorted, 50),
-    p95: percentile(sorted, 95),
-    p99: percentile(sorted, 99),
-    n: sorted.length,
-  }
+  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99) }
 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const procField = (pid, file, name) => {
-  const text = fs.readFileSync(`/proc/${pid}/${file}`, "utf8")
-  const match = new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)
-  return match ? Number(match[1]) : Number.NaN
+/** Peak resident memory of a live process (VmHWM), in MB. */
+const peakRss = (pid) => {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
+  return Number(/^VmHWM:\s+(\d+)/m.exec(status)?.[1]) / 1024
 }
-/** Peak resident memory of a live process, in MB. */
-const peakRss = (pid) => procField(pid, "status", "VmHWM") / 1024
 /** CPU time (user + system, in clock ticks) a live process has used. */
 const cpuTicks = (pid) => {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
   return Number(fields[11]) + Number(fields[12])
 }
-/** Waits until the process has used no CPU for QUIET_MS; answers how long that took. */
+/** Waits until the process has used no CPU for QUIET_MS. */
 const settle = async (pid) => {
   const started = performance.now()
   let last = cpuTicks(pid)
-  let quietSince = performance.now()
+  let quietSince = started
   while (performance.now() - started < SETTLE_MAX_MS) {
     await sleep(100)
     const now = cpuTicks(pid)
@@ -126,12 +116,9 @@ const settle = async (pid) => {
       last = now
       quietSince = performance.now()
     } else if (performance.now() - quietSince >= QUIET_MS && performance.now() - started >= SETTLE_MIN_MS)
-      break
+      return
   }
-  return performance.now() - started
 }
-/** Read system calls made so far by a live process. */
-const readCalls = (pid) => procField(pid, "io", "syscr")
 /** Folders the process watches through inotify. */
 const inotifyWatches = (pid) => {
   let count = 0
@@ -145,48 +132,17 @@ const inotifyWatches = (pid) => {
   }
   return count
 }
-
-const home = path.join(WORK, "home")
-const minimalEnv = (extra = {}) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...extra })
-
-/** Spawns a server under the SDK Client; resolves once `initialize` is answered. */
-const connect = async (command, args, env) => {
-  const transport = new StdioClientTransport({ command, args, env, stderr: "ignore" })
-  const client = new Client({ name: "skills-mcp-bench", version: "1.0.0" }, { capabilities: {} })
-  const notifications = []
-  client.fallbackNotificationHandler = async (notification) => {
-    notifications.push({ method: notification.method, at: performance.now() })
-  }
-  const started = performance.now()
-  await client.connect(transport)
-  const initMs = performance.now() - started
-  return { client, transport, notifications, initMs, pid: transport.pid }
-}
-
-const NODE_FLAGS = options["node-flags"].split(" ").filter((flag) => flag !== "")
-const ours = (corpus, cacheDir, flags = [], env = {}) =>
-  connect(
-    process.execPath,
-    [...NODE_FLAGS, BIN, "--skills-dir", corpus, ...flags],
-    minimalEnv({ SKILLS_MCP_CACHE_DIR: cacheDir, ...env }),
-  )
-
-const close = async (session) => {
-  await session.client.close()
-}
-
-const tool = async (client, name, args) => {
-  const result = await client.callTool({ name, arguments: args })
-  if (result.isError) throw new Error(`${name} ${JSON.stringify(args)}: ${JSON.stringify(result.content)}`)
-  return result
-}
-
 const time = async (work) => {
   const started = performance.now()
   const value = await work()
   return { ms: performance.now() - started, value }
 }
-
+/** Latencies of `count` calls made one after another, as the client sees them. */
+const latencies = async (count, work) => {
+  const samples = []
+  for (let index = 0; index < count; index++) samples.push((await time(() => work(index))).ms)
+  return percentiles(samples)
+}
 /** The same pseudo-random sequence of ids for every server measured. */
 const idPicker = (ids) => {
   let seed = 12345
@@ -196,68 +152,46 @@ const idPicker = (ids) => {
   }
 }
 
-/** The monotonic clock test/bench/server-clock.cjs stamps with, in microseconds. */
-const clockNow = () => Number(process.hrtime.bigint() / 1000n)
+const home = path.join(WORK, "home")
+const minimalEnv = (extra = {}) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...extra })
+/** A fresh cache folder (XDG_CACHE_HOME) for our servers. */
+const emptyCache = () => fs.mkdtempSync(path.join(WORK, "cache-"))
 
-/** When this process's full collections began (performance.now()), once `observeFullGcs` ran. */
-const clientFullGcs = []
-const observeFullGcs = () =>
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries())
-      if (entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) clientFullGcs.push(entry.startTime)
-  }).observe({ entryTypes: ["gc"] })
-
-/**
- * Latencies of `count` calls made one after another, as the client sees them; with the window
- * they were made in (on the server clock's time line), to find them in the server's stamps, and
- * the number of full collections of this process's own that began meanwhile: not the
- * server's time, though the calls they overlap count it (see `measureInChild`).
- */
-const latencies = async (count, work) => {
-  const samples = []
-  const from = clockNow()
+/** Spawns `NODE args` under the SDK Client; resolves once `initialize` is answered. */
+const connect = async (args, env = minimalEnv()) => {
+  const transport = new StdioClientTransport({ command: NODE, args, env, stderr: "ignore" })
+  const client = new Client({ name: "skills-mcp-bench", version: "1.0.0" }, { capabilities: {} })
+  const notifications = []
+  client.fallbackNotificationHandler = async (notification) => {
+    notifications.push(notification.method)
+  }
   const started = performance.now()
-  for (let index = 0; index < count; index++) samples.push((await time(() => work(index))).ms)
-  const clientFullGcsDuring = clientFullGcs.filter((at) => at >= started).length
-  return { ...percentiles(samples), window: [from, clockNow()], clientFullGcsDuring }
+  await client.connect(transport)
+  return { client, notifications, initMs: performance.now() - started, pid: transport.pid }
+}
+/** One of our servers (`new` or `baseline`) on a corpus, with `cacheHome` as XDG_CACHE_HOME. */
+const ours = (server, corpus, cacheHome, flags = []) =>
+  connect([BINS[server], "--skills-dir", corpus, ...flags], minimalEnv({ XDG_CACHE_HOME: cacheHome }))
+const bare = (corpus) => connect([path.join(HERE, "bare-server.mjs"), ...(corpus ? [corpus] : [])])
+const naive = (corpus) => connect([path.join(HERE, "naive-server.mjs"), corpus])
+/** Spawn to `initialize`, then closed. */
+const startMs = async (starting) => {
+  const session = await starting
+  await session.client.close()
+  return session.initMs
 }
 
-/** The server clock's stamps (test/bench/server-clock.cjs), if the server wrote them at exit. */
-const readClock = (file) => {
-  try {
-    return JSON.parse(fs.readFileSync(file, "utf8"))
-  } catch (error) {
-    log(`  no stamps from the server (${error.message}): its own times are not shown`)
-    return undefined
-  }
+const tool = async (client, name, args) => {
+  const result = await client.callTool({ name, arguments: args })
+  if (result.isError) throw new Error(`${name} ${JSON.stringify(args)}: ${JSON.stringify(result.content)}`)
+  return result
 }
 
-/**
- * The same calls' time in the server, from the server clock's stamps (test/bench/server-clock.cjs):
- * each write to stdout within the window answers the last chunk of input before it, the calls
- * being made one after another. In ms.
- */
-const serverTimes = (clock, [from, to]) => {
-  const samples = []
-  let next = 0
-  for (const written of clock.writes) {
-    if (written < from || written > to) continue
-    while (next + 1 < clock.arrivals.length && clock.arrivals[next + 1] <= written) next++
-    const arrived = clock.arrivals[next]
-    if (arrived !== undefined && arrived >= from && arrived <= written)
-      samples.push((written - arrived) / 1000)
-  }
-  return percentiles(samples)
-}
-
-/** Runs `node script args` with a minimal environment; answers its stdout and wall time. */
-const runNode = (script, args) =>
+/** Runs `NODE args` with a minimal environment; answers its stdout and wall time. */
+const runNode = (args) =>
   new Promise((resolve, reject) => {
     const started = performance.now()
-    const child = spawn(process.execPath, [script, ...args], {
-      env: minimalEnv(),
-      stdio: ["ignore", "pipe", "inherit"],
-    })
+    const child = spawn(NODE, args, { env: minimalEnv(), stdio: ["ignore", "pipe", "inherit"] })
     let stdout = ""
     child.stdout.on("data", (chunk) => {
       stdout += chunk
@@ -265,112 +199,71 @@ const runNode = (script, args) =>
     child.on("error", reject)
     child.on("close", () => resolve({ stdout, ms: performance.now() - started }))
   })
+/** The frontmatter-only scan of a corpus, its own time. */
+const floorScan = async (corpus) =>
+  JSON.parse((await runNode([path.join(HERE, "floor-scan.mjs"), corpus])).stdout).ms
 
 // ---------------------------------------------------------------------------------------
 // Measurements
 
-/** Spawn to `initialize` of the bare SDK server. */
-const bareStart = async () => {
-  const session = await connect(process.execPath, [path.join(HERE, "bare-server.mjs")], minimalEnv())
-  await close(session)
-  return session.initMs
-}
-
-/** The frontmatter-only scan of a corpus, its own time. */
-const floorScan = async (corpus) => {
-  const { stdout } = await runNode(path.join(HERE, "floor-scan.mjs"), [corpus])
-  return JSON.parse(stdout).ms
+/**
+ * Starts, in rounds: the bare server, the scan, the naive server, then each of our servers
+ * warm and first (the order of ours alternating between rounds), so that the ratios compare
+ * starts made at the same moment of the machine. Each server's warm cache is filled by one
+ * first start before the rounds; that start counts as a first start too.
+ */
+const measureStarts = async (corpus, rounds) => {
+  const runs = { bare: [], scan: [], naive: [] }
+  const warmCaches = {}
+  for (const server of SERVERS) {
+    warmCaches[server] = emptyCache()
+    runs[server] = { first: [await startMs(ours(server, corpus, warmCaches[server]))], warm: [] }
+  }
+  for (let round = 0; round < rounds; round++) {
+    runs.bare.push(await startMs(bare()))
+    runs.scan.push(await floorScan(corpus))
+    runs.naive.push(await startMs(naive(corpus)))
+    const order = round % 2 ? [...SERVERS].reverse() : SERVERS
+    for (const server of order)
+      runs[server].warm.push(await startMs(ours(server, corpus, warmCaches[server])))
+    for (const server of order) {
+      const cache = emptyCache()
+      runs[server].first.push(await startMs(ours(server, corpus, cache)))
+      fs.rmSync(cache, { recursive: true, force: true })
+    }
+  }
+  return { runs, warmCaches }
 }
 
 /**
- * `node -e 0`, the machine's speed. The bare server's start and the scan are measured with each
- * corpus, interleaved with our starts (`measureSize`): the machine's speed drifts, by half
- * between runs and within one, and a floor measured minutes apart from our starts made their
- * ratio move with it.
+ * One session of one of our servers, with the watcher and its warm cache: the first calls,
+ * then at rest the latencies, throughput, freshness and memory; then a session without the
+ * watcher. Leaves the corpus as it found it.
  */
-const floors = async (corpora) => {
-  // The first starts warm the disk cache.
-  await bareStart()
-  for (const corpus of Object.values(corpora)) await floorScan(corpus)
-  const nodeStart = []
-  for (let rep = 0; rep < REPS; rep++) nodeStart.push((await runNode("-e", ["0"])).ms)
-  return { nodeStartMs: median(nodeStart) }
-}
-
-const measureSize = async (size, corpus, ids) => {
-  const cacheDir = fs.mkdtempSync(path.join(WORK, "cache-"))
-  const large = size >= 50_000
-  const uncached = await ours(corpus, cacheDir, [], { SKILLS_MCP_COMPILE_CACHE: "0" })
-  await close(uncached)
-  // No cache of its own yet: the build's is used, and copied to the cache folder.
-  const cold = await ours(corpus, cacheDir)
-  await close(cold)
-  // Each warm start comes right after a start of the bare server and a scan of the corpus:
-  // the ratios compare starts made at the same moment of the machine.
-  // A first start is measured after each warm start as well, with a cache folder of its own
-  // (a single start is too noisy a figure: its ratio moved by 0.04x between runs).
-  const coldRuns = [cold.initMs]
-  const warmRuns = []
-  const bareRuns = []
-  const scanRuns = []
-  for (let rep = 0; rep < (large ? Math.min(REPS, 2) : REPS); rep++) {
-    bareRuns.push(await bareStart())
-    scanRuns.push(await floorScan(corpus))
-    const session = await ours(corpus, cacheDir)
-    warmRuns.push(session.initMs)
-    await close(session)
-    const emptyCache = fs.mkdtempSync(path.join(WORK, "cache-"))
-    const first = await ours(corpus, emptyCache)
-    await close(first)
-    coldRuns.push(first.initMs)
-    fs.rmSync(emptyCache, { recursive: true, force: true })
-  }
-
-  // One session with the watcher: every latency, throughput, sizes, freshness, then memory.
-  // Its server stamps its input and output (test/bench/server-clock.cjs).
-  const clockFile = path.join(cacheDir, "server-clock.json")
-  const session = await ours(corpus, cacheDir, [], {
-    NODE_OPTIONS: `--require "${path.join(HERE, "server-clock.cjs")}"`,
-    SKILLS_MCP_BENCH_CLOCK: clockFile,
-  })
+const measureSession = async (server, corpus, ids, cacheHome, large) => {
+  const session = await ours(server, corpus, cacheHome)
   const { client, pid } = session
-  const result = {
-    size,
-    uncachedInitMs: uncached.initMs,
-    coldInitMs: median(coldRuns),
-    warmInitMs: median(warmRuns),
-    bareInitMs: median(bareRuns),
-    scanMs: median(scanRuns),
-  }
-  result.instructionsChars = (client.getInstructions() ?? "").length
+  const result = { instructionsChars: (client.getInstructions() ?? "").length }
   const tools = await time(() => client.listTools())
   result.toolsListBytes = Buffer.byteLength(JSON.stringify(tools.value))
   result.firstToolsListMs = tools.ms
   result.firstListMs = (await time(() => tool(client, "list_skills", {}))).ms
-  // Latencies are for a server at rest: its start-up work in the background is done.
-  result.settleMs = await settle(pid)
+  await settle(pid)
   const iterations = large ? Math.min(ITERATIONS, 100) : ITERATIONS
   const randomId = idPicker(ids)
-  log("  latencies")
+  log(`  ${server}: latencies`)
   result.list = await latencies(iterations, () => tool(client, "list_skills", {}))
   // Distinct queries: a repeated one would be answered from the rankings kept for paging.
   const queries = benchQueries(iterations)
-  result.search = await latencies(iterations, (index) =>
-    tool(client, "list_skills", { query: queries[index] }),
-  )
+  result.search = await latencies(iterations, (i) => tool(client, "list_skills", { query: queries[i] }))
   result.get = await latencies(iterations, () => tool(client, "get_skill", { id: randomId() }))
-  const uris = (await client.request({ method: "skills/list", params: {} }, ResultSchema)).skills.map(
-    (s) => s.uri,
+  const listed = await client.request({ method: "skills/list", params: {} }, ResultSchema)
+  const uris = listed.skills.map((skill) => skill.uri)
+  result.skillsGet = await latencies(iterations, (i) =>
+    client.request({ method: "skills/get", params: { uri: uris[(i * 7919) % uris.length] } }, ResultSchema),
   )
-  result.skillsGet = await latencies(iterations, (index) =>
-    client.request(
-      { method: "skills/get", params: { uri: uris[(index * 7919) % uris.length] } },
-      ResultSchema,
-    ),
-  )
-  log("  throughput")
   const sequential = await time(async () => {
-    for (let index = 0; index < 100; index++) await tool(client, "get_skill", { id: randomId() })
+    for (let i = 0; i < 100; i++) await tool(client, "get_skill", { id: randomId() })
   })
   const concurrent = await time(() =>
     Promise.all(Array.from({ length: 1000 }, () => tool(client, "get_skill", { id: randomId() }))),
@@ -379,8 +272,8 @@ const measureSize = async (size, corpus, ids) => {
   result.concurrentPerRequestMs = concurrent.ms / 1000
   result.watches = inotifyWatches(pid)
 
-  log("  freshness")
-  // Freshness with the watcher: an edited description, then a new skill, polled with get_skill.
+  log(`  ${server}: freshness`)
+  // With the watcher: an edited description, then a new skill, polled with get_skill.
   const victimIndex = Math.floor(ids.length / 2)
   const victim = ids[victimIndex]
   const victimFile = path.join(corpus, victim, "SKILL.md")
@@ -398,69 +291,52 @@ const measureSize = async (size, corpus, ids) => {
     const got = await client.callTool({ name: "get_skill", arguments: { id } })
     return got.isError ? undefined : got.structuredContent.description
   }
-  const notesBefore = session.notifications.length
   const edited = original.replace(/^description:.*$/m, `description: Edited by the benchmark ${token}.`)
-  const editStarted = performance.now()
+  let started = performance.now()
   fs.writeFileSync(victimFile, edited)
-  result.freshEditMs = await poll(async () => (await descriptionOf(victim))?.includes(token), editStarted)
+  result.freshEditMs = await poll(async () => (await descriptionOf(victim))?.includes(token), started)
   const added = `zz-bench-added-${token}`
-  const addedSkill = `---\nname: ${added}\ndescription: Added by the benchmark.\n---\nBody.\n`
-  const addStarted = performance.now()
-  fs.mkdirSync(path.join(corpus, added))
-  fs.writeFileSync(path.join(corpus, added, "SKILL.md"), addedSkill)
-  result.freshAddMs = await poll(async () => (await descriptionOf(added)) !== undefined, addStarted)
-  log("  one quiet edit")
-  // One more edit, with no request meanwhile and the server at rest (the add's refresh is
-  // over: async file operations in flight would add the event loop's own wake-up reads):
-  // count notifications and the reads it cost.
+  const addSkill = () => {
+    fs.mkdirSync(path.join(corpus, added))
+    fs.writeFileSync(
+      path.join(corpus, added, "SKILL.md"),
+      `---\nname: ${added}\ndescription: Added by the benchmark.\n---\nBody.\n`,
+    )
+  }
+  started = performance.now()
+  addSkill()
+  result.freshAddMs = await poll(async () => (await descriptionOf(added)) !== undefined, started)
+  // One more edit, with the server at rest: the notifications it sends.
   await settle(pid)
   const quietFrom = session.notifications.length
-  const readsBefore = readCalls(pid)
   fs.writeFileSync(victimFile, edited.replace(token, `${token}-again`))
   await poll(async () => session.notifications.length - quietFrom >= 3)
   await sleep(400) // a second batch of notifications for the same edit would arrive by now
-  result.readsForOneEdit = readCalls(pid) - readsBefore
-  const kinds = ["tools", "prompts", "resources"].map(
-    (kind) =>
-      session.notifications
-        .slice(quietFrom)
-        .filter((note) => note.method === `notifications/${kind}/list_changed`).length,
-  )
-  result.notificationsForOneEdit = kinds.join("/")
-  result.notificationsTotal = session.notifications.length - notesBefore
+  const sent = session.notifications.slice(quietFrom)
+  result.notificationsForOneEdit = ["tools", "prompts", "resources"]
+    .map((kind) => sent.filter((method) => method === `notifications/${kind}/list_changed`).length)
+    .join(" / ")
   result.peakRssMb = peakRss(pid)
   if (!large) {
-    log("  every skill over skills/list")
-    // What a host of the Skills extension may do on connecting: page through the whole catalog,
-    // which computes (and keeps) a digest of every file of every skill. Not at 50,000 skills
-    // (about a minute).
-    const listed = await time(async () => {
+    // What a host of the Skills extension may do on connecting: page through the whole
+    // catalog, which digests every file of every skill. Not at 50,000 skills (about a minute).
+    const listAll = await time(async () => {
       let cursor
       do {
-        const page = await client.request(
-          { method: "skills/list", params: cursor === undefined ? {} : { cursor } },
-          ResultSchema,
-        )
-        cursor = page.nextCursor
+        const params = cursor === undefined ? {} : { cursor }
+        cursor = (await client.request({ method: "skills/list", params }, ResultSchema)).nextCursor
       } while (cursor !== undefined)
     })
-    result.listAllMs = listed.ms
+    result.listAllMs = listAll.ms
     result.peakRssAfterListAllMb = peakRss(pid)
   }
-  await close(session)
-  // A server that had to be killed wrote no stamps: its rows show "-", the run goes on.
-  const clock = readClock(clockFile)
-  for (const kind of ["list", "search", "get", "skillsGet"]) {
-    const [from, to] = result[kind].window
-    result[kind].server = clock === undefined ? undefined : serverTimes(clock, result[kind].window)
-    result[kind].serverFullGcsDuring = clock?.fullGcs?.filter((at) => at >= from && at <= to).length
-  }
+  await client.close()
   fs.writeFileSync(victimFile, original)
   fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
 
-  log("  without the watcher")
+  log(`  ${server}: without the watcher`)
   // Without the watcher (and no throttle): the very next call must see an edit and an addition.
-  const plain = await ours(corpus, cacheDir, ["--no-watch", "--refresh-ms", "0"])
+  const plain = await ours(server, corpus, cacheHome, ["--no-watch", "--refresh-ms", "0"])
   await tool(plain.client, "get_skill", { id: victim })
   fs.writeFileSync(victimFile, edited)
   const nextEdit = await time(() => plain.client.callTool({ name: "get_skill", arguments: { id: victim } }))
@@ -468,154 +344,182 @@ const measureSize = async (size, corpus, ids) => {
     seen: nextEdit.value.structuredContent?.description?.includes(token) === true,
     ms: nextEdit.ms,
   }
-  fs.mkdirSync(path.join(corpus, added))
-  fs.writeFileSync(path.join(corpus, added, "SKILL.md"), addedSkill)
+  addSkill()
   const nextAdd = await time(() => plain.client.callTool({ name: "get_skill", arguments: { id: added } }))
   result.noWatchAdd = { seen: nextAdd.value.isError !== true, ms: nextAdd.ms }
-  await close(plain)
+  await plain.client.close()
   writeSkill(corpus, victimIndex, victim)
   fs.rmSync(path.join(corpus, added), { recursive: true, force: true })
-  fs.rmSync(cacheDir, { recursive: true, force: true })
-
-  log("  floor: get_skill of a bare SDK server")
-  result.floorGet = await floorLatency(corpus, ids, iterations)
   return result
 }
 
 /**
- * The latency floor on this machine: the bare SDK server answering `get_skill` with one
- * `readFile` (test/bench/bare-server.mjs), at rest, called as our server was, same ids.
+ * A comparison server's session (bare or naive), at rest, called as ours were with the same
+ * ids: `get_skill` latencies; for the naive server, after a whole listing and a burst of
+ * 1,000 concurrent calls as ours had, its peak RSS.
  */
-const floorLatency = async (corpus, ids, iterations) => {
-  const session = await connect(process.execPath, [path.join(HERE, "bare-server.mjs"), corpus], minimalEnv())
-  await session.client.listTools()
-  await settle(session.pid)
+const measureComparison = async (starting, ids, iterations, burst) => {
+  const { client, pid } = await starting
+  if (burst) await tool(client, "list_skills", {})
+  await settle(pid)
   const randomId = idPicker(ids)
-  const stats = await latencies(iterations, () => tool(session.client, "get_skill", { id: randomId() }))
-  await close(session)
-  return stats
+  const result = { get: await latencies(iterations, () => tool(client, "get_skill", { id: randomId() })) }
+  if (burst) {
+    await Promise.all(Array.from({ length: 1000 }, () => tool(client, "get_skill", { id: randomId() })))
+    result.peakRssMb = peakRss(pid)
+  }
+  await client.close()
+  return result
+}
+
+const measureSize = async (size, corpus, ids) => {
+  const large = size >= 50_000
+  const iterations = large ? Math.min(ITERATIONS, 100) : ITERATIONS
+  log("  starts")
+  const { runs, warmCaches } = await measureStarts(corpus, large ? Math.min(REPS, 2) : REPS)
+  const result = { size, bareInitMs: median(runs.bare), scanMs: median(runs.scan), servers: {} }
+  for (const server of SERVERS) {
+    result.servers[server] = {
+      firstInitMs: median(runs[server].first),
+      warmInitMs: median(runs[server].warm),
+      ...(await measureSession(server, corpus, ids, warmCaches[server], large)),
+    }
+    fs.rmSync(warmCaches[server], { recursive: true, force: true })
+  }
+  log("  naive server")
+  result.naive = {
+    initMs: median(runs.naive),
+    ...(await measureComparison(naive(corpus), ids, iterations, true)),
+  }
+  log("  bare SDK server")
+  result.bareGet = (await measureComparison(bare(corpus), ids, iterations, false)).get
+  return result
 }
 
 // ---------------------------------------------------------------------------------------
-// Table
+// Tables
 
 const fixed = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : "-")
-const triple = (stats) => `${fixed(stats.p50, 2)} / ${fixed(stats.p95, 2)} / ${fixed(stats.p99, 2)}`
+const times = (value) => (Number.isFinite(value) ? `${value.toFixed(2)}x` : "-")
 const count = (value) => value.toLocaleString("en-US")
-/** The row under a latency: the same calls' time in the server (`serverTimes`). */
-const IN_SERVER = "  in the server (stdin to stdout)"
-/** The server's own percentiles; the count too when it is not the client's (a stray write, a lost stamp). */
-const inServer = (stats) =>
-  stats.server === undefined
-    ? "-"
-    : stats.server.n === stats.n
-      ? triple(stats.server)
-      : `${triple(stats.server)} (${stats.server.n} of ${stats.n})`
+const p50p95p99 = (stats) => `${fixed(stats.p50, 2)} / ${fixed(stats.p95, 2)} / ${fixed(stats.p99, 2)}`
+const seen = (next) => `${next.seen ? "yes" : "NO"} (${fixed(next.ms, 0)})`
+const latency = (key) => ({
+  cell: (s) => p50p95p99(s[key]),
+  ratio: (a, b) => `${times(a[key].p50 / b[key].p50)} / ${times(a[key].p99 / b[key].p99)} (p50 / p99)`,
+})
+const number = (key, digits) => ({
+  cell: (s) => fixed(s[key], digits),
+  ratio: (a, b) => times(a[key] / b[key]),
+})
 
-const table = (results, floor) => {
-  const header = ["", ...results.map((result) => `${count(result.size)} skills`)]
-  const rows = [
-    ["initialize, no code cache ms", (r) => fixed(r.uncachedInitMs, 0)],
-    ["initialize, first start (the build's code cache; median) ms", (r) => fixed(r.coldInitMs, 0)],
-    ["  / bare SDK server initialize", (r) => `${fixed(r.coldInitMs / r.bareInitMs, 2)}x`],
-    ["initialize, warm (median) ms", (r) => fixed(r.warmInitMs, 0)],
-    ["  / bare SDK server initialize", (r) => `${fixed(r.warmInitMs / r.bareInitMs, 2)}x`],
-    [
-      "  / (frontmatter scan + bare SDK start)",
-      (r) => `${fixed(r.warmInitMs / (r.scanMs + r.bareInitMs), 2)}x`,
-    ],
-    ["first tools/list ms (right after initialize)", (r) => fixed(r.firstToolsListMs, 1)],
-    ["first list_skills ms", (r) => fixed(r.firstListMs, 1)],
-    ["at rest after first list_skills, ms (min 1,000)", (r) => fixed(r.settleMs, 0)],
-    ["list_skills p50/p95/p99 ms", (r) => triple(r.list)],
-    [IN_SERVER, (r) => inServer(r.list)],
-    ["list_skills {query} p50/p95/p99 ms", (r) => triple(r.search)],
-    [IN_SERVER, (r) => inServer(r.search)],
-    ["get_skill p50/p95/p99 ms", (r) => triple(r.get)],
-    [IN_SERVER, (r) => inServer(r.get)],
-    ["skills/get p50/p95/p99 ms", (r) => triple(r.skillsGet)],
-    [IN_SERVER, (r) => inServer(r.skillsGet)],
-    [
-      "client's own full collections in the four above",
-      (r) => [r.list, r.search, r.get, r.skillsGet].map((x) => x.clientFullGcsDuring ?? "-").join(" / "),
-    ],
-    [
-      "server's full collections in the four above",
-      (r) => [r.list, r.search, r.get, r.skillsGet].map((x) => x.serverFullGcsDuring ?? "-").join(" / "),
-    ],
-    ["floor: bare SDK server get_skill p50/p95/p99 ms", (r) => triple(r.floorGet)],
-    [
-      "  get_skill / floor at p50 / p99",
-      (r) => `${fixed(r.get.p50 / r.floorGet.p50, 2)}x / ${fixed(r.get.p99 / r.floorGet.p99, 2)}x`,
-    ],
-    ["get_skill 100 sequential, ms/request", (r) => fixed(r.sequentialPerRequestMs, 2)],
-    ["get_skill 1,000 concurrent, ms/request", (r) => fixed(r.concurrentPerRequestMs, 2)],
-    ["  concurrent / sequential", (r) => `${fixed(r.concurrentPerRequestMs / r.sequentialPerRequestMs, 2)}x`],
-    ["peak RSS (VmHWM) MB", (r) => fixed(r.peakRssMb, 0)],
-    ["every skill over skills/list, ms", (r) => (r.listAllMs === undefined ? "-" : fixed(r.listAllMs, 0))],
-    [
-      "  peak RSS after it MB",
-      (r) => (r.peakRssAfterListAllMb === undefined ? "-" : fixed(r.peakRssAfterListAllMb, 0)),
-    ],
-    ["fresh after edit, watcher, ms", (r) => fixed(r.freshEditMs, 0)],
-    ["fresh after add, watcher, ms", (r) => fixed(r.freshAddMs, 0)],
-    ["one edit: notifications tools/prompts/resources", (r) => r.notificationsForOneEdit],
-    ["one edit: read syscalls by the server", (r) => count(r.readsForOneEdit)],
-    [
-      "no watcher: edit seen on next call (ms)",
-      (r) => `${r.noWatchEdit.seen ? "yes" : "NO"} (${fixed(r.noWatchEdit.ms, 0)})`,
-    ],
-    [
-      "no watcher: add seen on next call (ms)",
-      (r) => `${r.noWatchAdd.seen ? "yes" : "NO"} (${fixed(r.noWatchAdd.ms, 0)})`,
-    ],
-    ["folders watched (inotify)", (r) => count(r.watches)],
-    ["tools/list bytes", (r) => count(r.toolsListBytes)],
-    ["instructions chars", (r) => count(r.instructionsChars)],
-  ]
-  const lines = [header, ...rows.map(([label, cell]) => [label, ...results.map(cell)])]
-  const widths = header.map((_, column) => Math.max(...lines.map((line) => line[column].length)))
+/** Rows about each of our servers: the new one, then the baseline and new / baseline. */
+const SERVER_ROWS = [
+  ["initialize, first start (empty cache folder; median), ms", number("firstInitMs", 0)],
+  ["initialize, warm (median), ms", number("warmInitMs", 0)],
+  ["  warm / bare SDK server initialize", { cell: (s, r) => times(s.warmInitMs / r.bareInitMs) }],
+  [
+    "  warm / (frontmatter scan + bare SDK start)",
+    { cell: (s, r) => times(s.warmInitMs / (r.scanMs + r.bareInitMs)) },
+  ],
+  ["first tools/list (right after initialize), ms", number("firstToolsListMs", 1)],
+  ["first list_skills, ms", number("firstListMs", 1)],
+  ["list_skills p50 / p95 / p99, ms", latency("list")],
+  ["list_skills {query} p50 / p95 / p99, ms", latency("search")],
+  ["get_skill p50 / p95 / p99, ms", latency("get")],
+  ["skills/get p50 / p95 / p99, ms", latency("skillsGet")],
+  ["get_skill: 100 sequential, ms per request", number("sequentialPerRequestMs", 2)],
+  ["get_skill: 1,000 concurrent, ms per request", number("concurrentPerRequestMs", 2)],
+  ["peak RSS (VmHWM), MB", number("peakRssMb", 0)],
+  ["every skill over skills/list, ms", number("listAllMs", 0)],
+  ["  peak RSS after it, MB", number("peakRssAfterListAllMb", 0)],
+  ["fresh after an edit, watcher, ms", number("freshEditMs", 0)],
+  ["fresh after an addition, watcher, ms", number("freshAddMs", 0)],
+  ["one edit: notifications tools / prompts / resources", { cell: (s) => s.notificationsForOneEdit }],
+  ["no watcher: edit seen on the next call (ms)", { cell: (s) => seen(s.noWatchEdit) }],
+  ["no watcher: addition seen on the next call (ms)", { cell: (s) => seen(s.noWatchAdd) }],
+  ["folders watched (inotify)", { cell: (s) => count(s.watches) }],
+  ["tools/list, bytes", { cell: (s) => count(s.toolsListBytes) }],
+  ["instructions, characters", { cell: (s) => count(s.instructionsChars) }],
+]
+
+/** Rows about the comparison servers and floors, one per measure. */
+const FLOOR_ROWS = [
+  ["bare SDK server: initialize (median), ms", (r) => fixed(r.bareInitMs, 0)],
+  ["bare SDK server: get_skill p50 / p95 / p99, ms", (r) => p50p95p99(r.bareGet)],
+  ["naive server: initialize (median), ms", (r) => fixed(r.naive.initMs, 0)],
+  ["naive server: get_skill p50 / p95 / p99, ms", (r) => p50p95p99(r.naive.get)],
+  ["naive server: peak RSS (VmHWM), MB", (r) => fixed(r.naive.peakRssMb, 0)],
+  ["frontmatter-only scan (median), ms", (r) => fixed(r.scanMs, 0)],
+]
+
+/** A size's ratio of our server's figure to the baseline's, if a baseline was measured. */
+const vsBaseline = (key) => (r) => r.servers.baseline && r.servers.new[key] / r.servers.baseline[key]
+
+/** Issue 32's targets: [label, a size's ratio, the largest ratio that meets it, or one to stay below]. */
+const TARGETS = [
+  ["initialize, first start: new / baseline", vsBaseline("firstInitMs"), 1.15],
+  ["initialize, warm: new / baseline", vsBaseline("warmInitMs"), 1.15],
+  ["get_skill p99 / bare SDK get_skill p99", (r) => r.servers.new.get.p99 / r.bareGet.p99, 1.5],
+  ["list_skills {query} p99 / bare SDK get_skill p99", (r) => r.servers.new.search.p99 / r.bareGet.p99, 1.5],
+  ["peak RSS: new / baseline (the target is at 10,000)", vsBaseline("peakRssMb"), 1.3],
+  ["peak RSS: new / naive server", (r) => r.servers.new.peakRssMb / r.naive.peakRssMb, { below: 1 }],
+]
+
+const markdown = (header, lines) => {
+  const all = [header, ...lines]
+  const widths = header.map((_, column) => Math.max(...all.map((line) => line[column].length)))
   const render = (line) => `| ${line.map((cell, column) => cell.padEnd(widths[column])).join(" | ")} |`
-  const separator = `|${widths.map((width) => "-".repeat(width + 2)).join("|")}|`
-  const floorLines = [
+  return [render(header), `|${widths.map((width) => "-".repeat(width + 2)).join("|")}|`, ...lines.map(render)]
+}
+
+const tables = (results, nodeStartMs) => {
+  const header = ["", ...results.map((r) => `${count(r.size)} skills`)]
+  const hasBaseline = SERVERS.includes("baseline")
+  const lines = []
+  for (const [label, { cell, ratio }] of SERVER_ROWS) {
+    lines.push([hasBaseline ? `${label}: new` : label, ...results.map((r) => cell(r.servers.new, r))])
+    if (!hasBaseline) continue
+    lines.push(["  baseline", ...results.map((r) => cell(r.servers.baseline, r))])
+    if (ratio)
+      lines.push(["  new / baseline", ...results.map((r) => ratio(r.servers.new, r.servers.baseline))])
+  }
+  for (const [label, cell] of FLOOR_ROWS) lines.push([label, ...results.map(cell)])
+  const targets = TARGETS.map(([label, ratioOf, limit]) => [
+    `${label}, target ${limit.below === undefined ? `<= ${limit}` : `< ${limit.below}`}x`,
+    ...results.map((r) => {
+      const value = ratioOf(r)
+      const met = limit.below === undefined ? value <= limit : value < limit.below
+      return Number.isFinite(value) ? `${times(value)} ${met ? "ok" : "MISSED"}` : "-"
+    }),
+  ])
+  return [
+    ...markdown(header, lines),
     "",
-    "Floors (same run; medians of the starts and scans interleaved with the warm starts):",
-    `bare SDK server initialize ${results.map((r) => `${count(r.size)}: ${fixed(r.bareInitMs, 0)} ms`).join(", ")};`,
-    `frontmatter-only scan ${results.map((r) => `${count(r.size)}: ${fixed(r.scanMs, 0)} ms`).join(", ")};`,
-    `node -e 0 (measured once, up front): ${fixed(floor.nodeStartMs, 0)} ms.`,
-  ]
-  return [render(lines[0]), separator, ...lines.slice(1).map(render), ...floorLines].join("\n")
+    `\`node -e 0\` (median, measured once, up front): ${fixed(nodeStartMs, 0)} ms.`,
+    "",
+    "Issue 32's targets (ratios in this run):",
+    "",
+    ...markdown(header, targets),
+  ].join("\n")
 }
 
 // ---------------------------------------------------------------------------------------
 
 /**
- * Measures one corpus in a process of its own (this script with --one-size): the client's
- * figures for a corpus must not depend on the corpora measured before it. In one process, what
- * those left in the client's heap had it make full collections of its own during the series of
- * calls at 10,000 skills (two during the 200 `list_skills` calls, each marked incrementally in
- * steps of up to 3 ms and finished in a pause of 2 to 6 ms), where a process measuring 10,000
- * skills alone made none in 1,000 calls of each kind.
+ * Measures one corpus in a process of its own (this script with --one-size): what the
+ * corpora measured before leave in the client's heap made it collect garbage during the
+ * series of calls at 10,000 skills, and its tails longer.
  */
 const measureInChild = (size) =>
   new Promise((resolve, reject) => {
     const file = path.join(WORK, `result-${size}-${process.pid}.json`)
-    const child = spawn(
-      process.execPath,
-      [
-        fileURLToPath(import.meta.url),
-        "--one-size",
-        String(size),
-        "--json",
-        file,
-        "--reps",
-        String(REPS),
-        "--iterations",
-        String(ITERATIONS),
-        `--node-flags=${options["node-flags"]}`,
-      ],
-      { stdio: ["ignore", "ignore", "inherit"] },
-    )
+    const args = ["--one-size", String(size), "--json", file, "--reps", String(REPS)]
+    args.push("--iterations", String(ITERATIONS), "--node", NODE)
+    if (options.baseline !== undefined) args.push("--baseline", options.baseline)
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], {
+      stdio: ["ignore", "ignore", "inherit"],
+    })
     child.on("error", reject)
     child.on("exit", (code) => {
       if (code !== 0) return reject(new Error(`measuring ${count(size)} skills: exit ${code}`))
@@ -628,14 +532,23 @@ const measureInChild = (size) =>
 /** Where the corpus of `size` skills is generated (and kept between runs). */
 const corpusDir = (size) => path.join(WORK, `corpus-${size}`)
 
-/** In the child: one corpus (generated by the parent), with the parent's copy of the bin. */
-const measureOne = async (size) => {
-  observeFullGcs()
-  fs.mkdirSync(home, { recursive: true })
-  const corpus = corpusDir(size)
-  const result = await measureSize(size, corpus, ensureCorpus(corpus, size))
-  fs.writeFileSync(options.json, JSON.stringify(result))
+/** Copies a checkout's built bin (dist/bin.cjs and what it loads beside it) to `bin`. */
+const copyBin = (checkout, bin) => {
+  const dist = path.join(checkout, "dist")
+  if (!fs.existsSync(path.join(dist, "bin.cjs")))
+    throw new Error(`${dist}/bin.cjs is missing: build it first`)
+  fs.rmSync(path.dirname(bin), { recursive: true, force: true })
+  fs.mkdirSync(path.dirname(bin), { recursive: true })
+  for (const file of fs.readdirSync(dist))
+    if (/^(bin|skills-mcp)\.cjs/.test(file))
+      fs.copyFileSync(path.join(dist, file), path.join(path.dirname(bin), file))
 }
+
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((load) => load.toFixed(2))
+    .join(" ")
 
 const main = async () => {
   fs.mkdirSync(home, { recursive: true })
@@ -646,39 +559,39 @@ const main = async () => {
       stdio: ["ignore", "ignore", "inherit"],
     })
   }
-  fs.rmSync(path.dirname(BIN), { recursive: true, force: true })
-  fs.mkdirSync(path.dirname(BIN), { recursive: true })
-  for (const file of ["bin.cjs", "skills-mcp.cjs", "skills-mcp.cjs.v8cache"]) {
-    fs.copyFileSync(path.join(PROJECT, "dist", file), path.join(path.dirname(BIN), file))
-  }
-  const corpora = {}
+  copyBin(PROJECT, BINS.new)
+  if (options.baseline !== undefined) copyBin(path.resolve(options.baseline), BINS.baseline)
   for (const size of SIZES) {
-    const dir = corpusDir(size)
-    log(`corpus of ${count(size)} skills in ${dir}`)
-    ensureCorpus(dir, size)
-    corpora[size] = dir
+    log(`corpus of ${count(size)} skills in ${corpusDir(size)}`)
+    ensureCorpus(corpusDir(size), size)
   }
-  log(
-    `machine: ${os.cpus().length} cpus, load ${os
-      .loadavg()
-      .map((load) => load.toFixed(2))
-      .join(" ")}, node ${process.version}`,
-  )
-  const floor = await floors(corpora)
+  const serverNode = execFileSync(NODE, ["--version"], { encoding: "utf8" }).trim()
+  log(`machine: ${os.cpus().length} cpus, load ${loadavg()}; servers on node ${serverNode} (${NODE})`)
+  // The first starts warm the disk cache.
+  await startMs(bare())
+  for (const size of SIZES) await floorScan(corpusDir(size))
+  const nodeStarts = []
+  for (let rep = 0; rep < REPS; rep++) nodeStarts.push((await runNode(["-e", "0"])).ms)
+  const nodeStartMs = median(nodeStarts)
   const results = []
   for (const size of SIZES) {
     log(`measuring ${count(size)} skills`)
     results.push(await measureInChild(size))
   }
-  process.stdout.write(`${table(results, floor)}\n`)
-  log(
-    `load at the end: ${os
-      .loadavg()
-      .map((load) => load.toFixed(2))
-      .join(" ")}`,
-  )
+  process.stdout.write(`Servers on Node.js ${serverNode}.\n\n${tables(results, nodeStartMs)}\n`)
+  log(`load at the end: ${loadavg()}`)
   if (options.json)
-    fs.writeFileSync(options.json, JSON.stringify({ floor, results, loadavg: os.loadavg() }, null, 2))
+    fs.writeFileSync(
+      options.json,
+      JSON.stringify({ node: serverNode, nodeStartMs, results, loadavg: os.loadavg() }, null, 2),
+    )
+}
+
+/** In the child: one corpus (generated by the parent), with the parent's copies of the bins. */
+const measureOne = async (size) => {
+  const corpus = corpusDir(size)
+  const result = await measureSize(size, corpus, ensureCorpus(corpus, size))
+  fs.writeFileSync(options.json, JSON.stringify(result))
 }
 
 if (options["one-size"] === undefined) await main()
