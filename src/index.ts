@@ -24,7 +24,8 @@ export {
 export { type CatalogEntry, renderAvailableSkills, usageGuide } from "./instructions.js"
 export { appLayer, lintLayer, servicesLayer } from "./Live.js"
 export { StderrJsonLogging, StderrTextLogging } from "./Logging.js"
-export { makeServer, SERVER_NAME, serve } from "./mcp/Server.js"
+export { serve } from "./mcp/Serve.js"
+export { makeServer } from "./mcp/Server.js"
 export { LineTransport } from "./mcp/Transport.js"
 export { type Fingerprint, isInside } from "./platform/Paths.js"
 export {
@@ -66,4 +67,4 @@ export {
   type Severity,
   Validation,
 } from "./skills/Validation.js"
-export { VERSION } from "./version.js"
+export { SERVER_NAME, VERSION } from "./version.js"

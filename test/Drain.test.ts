@@ -6,7 +6,7 @@
 import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { drain } from "../src/mcp/Server.js"
+import { drain } from "../src/mcp/Serve.js"
 import { LineTransport } from "../src/mcp/Transport.js"
 import { heldOutput } from "./support/streams.js"
 

@@ -3,8 +3,8 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../src/catalog/Catalog.js"
 import { usageGuide } from "../src/instructions.js"
+import { budgetWarnings } from "../src/mcp/Guide.js"
 import type { ToolOutput } from "../src/mcp/Run.js"
-import { budgetWarnings } from "../src/mcp/Server.js"
 import {
   callTool,
   ListSkillsResult,

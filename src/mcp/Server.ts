@@ -1,18 +1,15 @@
 /**
- * The MCP server over stdio: the SDK's low-level `Server` with one dispatch table whose
- * handlers decode their params with Effect Schema and run as Effects (src/mcp/Run.ts).
- * Serves tools, resources, prompts, completion, logging and the MCP Skills extension; keeps
- * the catalog fresh from the watcher and tells the client what changed. The process serves
- * until stdin ends (or a signal interrupts it), answers the requests still in flight, closes.
+ * The MCP server for one client: the SDK's low-level `Server` with one dispatch table whose
+ * handlers decode their params with Effect Schema and run as Effects (src/mcp/Run.ts). Serves
+ * tools, resources, prompts, completion, logging and the MCP Skills extension. How a client is
+ * served over a pair of streams (notifications, background work, the end of input) is
+ * src/mcp/Serve.ts.
  */
-import * as path from "node:path"
-import type { Readable, Writable } from "node:stream"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type {
   JSONRPCMessage,
   JSONRPCRequest,
-  LoggingLevel,
   ServerCapabilities,
   ServerNotification,
   ServerRequest,
@@ -23,42 +20,31 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Logger from "effect/Logger"
-import type * as LogLevel from "effect/LogLevel"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import type { AuditRecord } from "../AuditLog.js"
 import { AuditLog } from "../AuditLog.js"
 import { Catalog } from "../catalog/Catalog.js"
-import type { Snapshot } from "../catalog/Snapshot.js"
-import { MANIFEST_SEGMENT } from "../catalog/Uris.js"
-import { watchCatalog } from "../catalog/Watching.js"
 import type { SkillError } from "../Errors.js"
-import { echo, InvalidArgument } from "../Errors.js"
+import { echo } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
-import type { Loader } from "../instructions.js"
-import { hasCatalogRoom, MIN_CATALOG, usageGuide, withCatalog } from "../instructions.js"
-import { writeStderr } from "../Logging.js"
-import { fingerprintOf, statOrNull } from "../platform/Paths.js"
 import { budgetOf, Settings } from "../Settings.js"
-import { SKILL_FILE } from "../skills/Discovery.js"
-import { VERSION } from "../version.js"
+import { SERVER_NAME, VERSION } from "../version.js"
+import type { ClientLog } from "./ClientLog.js"
+import { SetLevelParams } from "./ClientLog.js"
 import { CompleteParams, makeCompleter } from "./completion.js"
+import { budgetWarnings, catalogIn, serverInstructions } from "./Guide.js"
 import { GetPromptParams, getPrompt, ListPromptsParams, listPrompts } from "./prompts.js"
 import { decodeParams, makeRunner, outcomeOf, ProtocolError } from "./Run.js"
 import {
-  catalogEntriesWithUris,
   DirectoryReadParams,
-  diagnosticsText,
   ListResourcesParams,
   listResources,
   readDirectory,
   readResource,
-  resolveUri,
   resourceTemplates,
   UriParams,
 } from "./resources.js"
+import { makeSubscriptions } from "./Subscriptions.js"
 import {
   GetSkillParams,
   getSkill,
@@ -67,25 +53,7 @@ import {
   makeLeftOutLog,
   SKILLS_EXTENSION,
 } from "./skills.js"
-import { LineTransport } from "./Transport.js"
-import { callTool, listedCatalog, listedSize, toolDefinitions } from "./tools.js"
-
-export const SERVER_NAME = "skills-mcp"
-
-/**
- * After stdin ends, every request already read is still answered and its answer delivered, and
- * an idle server exits at once. While the client keeps taking answers the server keeps going;
- * once none has been taken for this long (requests stuck on a disk that stopped answering, or
- * a client that stopped reading), it exits without them and says so on stderr.
- */
-const DRAIN_STALL_MS = 1_000
-/**
- * Subscriptions one client may hold: each may add a watch, and the system's limit on watches is
- * shared by every process of the user.
- */
-export const MAX_SUBSCRIPTIONS = 256
-/** Without a watcher, subscribed files are re-checked this often (only while there are any). */
-const SUBSCRIPTION_POLL = "2 seconds"
+import { callTool, toolDefinitions } from "./tools.js"
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 type Handler = (params: unknown, extra: Extra) => Promise<Record<string, unknown>>
@@ -95,95 +63,12 @@ const CallToolParams = Schema.Struct({
   arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
 })
 const ListParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
-const LOGGING_LEVELS = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-] as const
-const SetLevelParams = Schema.Struct({ level: Schema.Literal(...LOGGING_LEVELS) })
-
 const params =
   <A, I>(schema: Schema.Schema<A, I>, method: string) =>
   (input: unknown): A =>
     Either.getOrThrowWith(decodeParams(schema, method)(input), (error) => error)
 
 export type ServerServices = Catalog | SkillFiles | AuditLog | Settings
-
-/** MCP level of an Effect log level. */
-const levelOf = (level: LogLevel.LogLevel): LoggingLevel =>
-  level._tag === "Fatal"
-    ? "critical"
-    : level._tag === "Error"
-      ? "error"
-      : level._tag === "Warning"
-        ? "warning"
-        : level._tag === "Info"
-          ? "info"
-          : "debug"
-
-const severity = (level: LoggingLevel) => LOGGING_LEVELS.indexOf(level)
-
-/**
- * The text the server gives at initialize: the guide, and the catalog when placed there. For
- * a client shown no tools (`loader: "host"`), the guide and catalog are about loading skills
- * through the Skills extension, with each skill's URI.
- */
-export const serverInstructions = (
-  snapshot: Snapshot,
-  settings: Settings["Type"],
-  loader: Loader,
-): string => {
-  const guide = usageGuide({ xml: false, loader })
-  if (!catalogIn(settings, "instructions")) return guide
-  const entries = loader === "host" ? catalogEntriesWithUris(snapshot) : snapshot.skills
-  return withCatalog(guide, entries, budgetOf(settings, "instructions"), loader)
-}
-
-/** Whether the catalog is placed in the `instructions` or in `tools/list` (`--catalog`). */
-const catalogIn = (settings: Settings["Type"], answer: "instructions" | "tools") =>
-  settings.catalogPlacement === "both" ||
-  settings.catalogPlacement === (answer === "instructions" ? "instructions" : "tool")
-
-/**
- * What to tell the operator of a budget that leaves no room for the catalog it was meant to
- * hold: the text it bounds (the usage guide, the tool definitions) takes the room, or more than
- * the budget, and is then sent whole, since cut short it would mislead. Worked out from the
- * fixed texts' sizes, without rendering a catalog before `initialize` is answered, except for a
- * `tools/list` budget within a few hundred characters of its definitions.
- */
-export const budgetWarnings = (snapshot: Snapshot, settings: Settings["Type"]): Array<string> => {
-  const warnings: Array<string> = []
-  const noRoom = (answer: string, budget: number, fixed: string, size: number, flag: string) =>
-    `The ${answer} budget of ${budget} characters (${flag} or --catalog-budget, or their environment variables) leaves no room for a catalog: ${fixed} alone takes ${size} characters${size > budget ? ", more than the budget, and is sent whole" : ""}.`
-  const instructionsBudget = budgetOf(settings, "instructions")
-  if (catalogIn(settings, "instructions") && instructionsBudget > 0) {
-    const loaders: ReadonlyArray<Loader> =
-      settings.tools === "never" ? ["host"] : settings.tools === "auto" ? ["tools", "host"] : ["tools"]
-    for (const loader of loaders) {
-      const guide = usageGuide({ xml: false, loader }).length
-      if (hasCatalogRoom(guide, instructionsBudget)) continue
-      const which =
-        settings.tools === "auto" ? ` for clients shown ${loader === "host" ? "no tools" : "tools"}` : ""
-      warnings.push(
-        noRoom("instructions", instructionsBudget, `the usage guide${which}`, guide, "--instructions-budget"),
-      )
-    }
-  }
-  const toolsBudget = budgetOf(settings, "tools")
-  if (catalogIn(settings, "tools") && settings.tools !== "never" && toolsBudget > 0) {
-    const bare = listedSize(toolDefinitions(snapshot, 0))
-    const near = toolsBudget < bare + 4 * MIN_CATALOG
-    if (near && !listedCatalog(toolDefinitions(snapshot, toolsBudget))) {
-      warnings.push(noRoom("tools/list", toolsBudget, "the tool definitions", bare, "--tools-budget"))
-    }
-  }
-  return warnings
-}
 
 /** An answer to `initialize` (the only result that names a protocol version and the server). */
 const InitializeAnswer = Schema.Struct({
@@ -222,11 +107,8 @@ const noValidation: jsonSchemaValidator = {
   }),
 }
 
-/** Builds the SDK server for one connection, with the hooks `serve` needs. */
-export const makeServer = (
-  clientLog: ClientLog = { level: "warning", server: undefined },
-  hooks: ServerHooks = { subscribed: Effect.void },
-) =>
+/** Builds the SDK server for one connection, with what `serve` needs of it. */
+export const makeServer = (clientLog: ClientLog = { level: "warning", server: undefined }) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const catalog = yield* Catalog
@@ -270,34 +152,12 @@ export const makeServer = (
         Effect.orElseSucceed(() => undefined),
       ),
     )
-    const subscriptions = new Map<string, { signature: string; folders: ReadonlyArray<string> }>()
+    const subscriptions = yield* makeSubscriptions((uri) =>
+      Effect.promise(() => server.sendResourceUpdated({ uri }).catch(() => undefined)),
+    )
+    /** What follows a new subscription (the watches take in its folder, once they are set up). */
+    let afterSubscribe: Effect.Effect<void> = Effect.void
     const logLeftOut = makeLeftOutLog()
-
-    /**
-     * What a subscribed URI looks like now (its file's fingerprint, a manifest's digests, or
-     * the catalog's version), and the folders to watch for it.
-     */
-    const observe = (uri: string) =>
-      Effect.gen(function* () {
-        const current = yield* catalog.peek
-        const target = yield* resolveUri(current, uri)
-        if (target._tag === "PromptXml") return { signature: `catalog ${current.version}`, folders: [] }
-        if (target._tag === "Diagnostics") return { signature: diagnosticsText(current, files), folders: [] }
-        if (target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT) {
-          const { files: listed } = yield* files.manifest(target.skill)
-          const folders = new Set(
-            listed.map((file) => path.join(target.skill.dir, path.posix.dirname(file.path))),
-          )
-          return { signature: JSON.stringify(listed), folders: [...folders] }
-        }
-        const relative = target.rest.length === 0 ? SKILL_FILE : target.rest.join("/")
-        const resolved = yield* files.resolve(target.skill, relative)
-        const info = yield* statOrNull(resolved.real)
-        return {
-          signature: info === null ? "missing" : JSON.stringify(fingerprintOf(info)),
-          folders: [path.dirname(resolved.real)],
-        }
-      }).pipe(Effect.orElseSucceed(() => ({ signature: "gone", folders: [] })))
 
     const toolsHidden = () =>
       settings.tools === "never" ||
@@ -362,27 +222,10 @@ export const makeServer = (
           audited(
             "resources/subscribe",
             uri,
-            Effect.gen(function* () {
-              if (!subscriptions.has(uri) && subscriptions.size >= MAX_SUBSCRIPTIONS) {
-                return yield* new InvalidArgument({
-                  argument: "uri",
-                  reason: `this client already holds ${MAX_SUBSCRIPTIONS} subscriptions, the most one client may hold; unsubscribe from one first`,
-                })
-              }
-              const target = yield* resolveUri(yield* catalog.snapshot, uri)
-              if (target._tag === "Skill") {
-                const manifest = target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT
-                if (manifest) yield* files.manifest(target.skill)
-                else
-                  yield* files.resolve(
-                    target.skill,
-                    target.rest.length === 0 ? SKILL_FILE : target.rest.join("/"),
-                  )
-              }
-              subscriptions.set(uri, yield* observe(uri))
-              yield* hooks.subscribed
-              return {}
-            }),
+            Effect.zipRight(
+              subscriptions.subscribe(uri),
+              Effect.suspend(() => Effect.as(afterSubscribe, {})),
+            ),
           ),
           extra.signal,
           uri,
@@ -390,7 +233,7 @@ export const makeServer = (
       },
       "resources/unsubscribe": async (input) => {
         const { uri } = params(UriParams, "resources/unsubscribe")(input)
-        subscriptions.delete(uri)
+        subscriptions.unsubscribe(uri)
         return {}
       },
       "skills/list": async (input, extra) =>
@@ -440,21 +283,6 @@ export const makeServer = (
       return handler(request.params, extra)
     }
 
-    /** Sends `notifications/resources/updated` for each subscribed URI whose content changed. */
-    const checkSubscriptions = Effect.suspend(() =>
-      Effect.forEach(
-        [...subscriptions.entries()],
-        ([uri, before]) =>
-          Effect.gen(function* () {
-            const now = yield* observe(uri)
-            if (before.signature === now.signature || !subscriptions.has(uri)) return
-            subscriptions.set(uri, now)
-            yield* Effect.promise(() => server.sendResourceUpdated({ uri }).catch(() => undefined))
-          }),
-        { discard: true },
-      ),
-    )
-
     const initialized = yield* Deferred.make<void>()
     server.oninitialized = () => {
       clientLog.server = server
@@ -478,136 +306,14 @@ export const makeServer = (
     return {
       server,
       outgoing,
-      checkSubscriptions,
-      hasSubscriptions: () => subscriptions.size > 0,
-      /** Folders holding subscribed files (watched too). */
-      subscribedFolders: () => [...subscriptions.values()].flatMap((entry) => entry.folders),
+      subscriptions,
+      /** Sets what follows a new subscription. */
+      afterSubscribe: (effect: Effect.Effect<void>) =>
+        Effect.sync(() => {
+          afterSubscribe = effect
+        }),
       isInitialized: () => clientLog.server !== undefined,
       /** Completes when the client has sent `notifications/initialized`. */
       initialized: Deferred.await(initialized),
     }
   })
-
-/**
- * After the input ended: "drained" once every request read is answered and every answer
- * flushed to the client, or "stalled" when the output has taken nothing for `stallMs`
- * (counting from the end of input) while some are pending. A slow client that reads gets
- * everything; one that stopped reading does not keep the process.
- */
-export const drain = (
-  transport: { readonly whenIdle: () => Promise<void>; readonly lastFlushed: number },
-  stallMs: number,
-): Effect.Effect<"drained" | "stalled"> =>
-  Effect.suspend(() => {
-    const endedAt = performance.now()
-    const stalled = Effect.suspend(() => {
-      const quiet = performance.now() - Math.max(transport.lastFlushed, endedAt)
-      return quiet >= stallMs ? Effect.succeed(true) : Effect.as(Effect.sleep(stallMs - quiet), false)
-    }).pipe(Effect.repeat({ until: (done) => done }))
-    return Effect.raceFirst(
-      Effect.as(
-        Effect.promise(() => transport.whenIdle()),
-        "drained" as const,
-      ),
-      Effect.as(stalled, "stalled" as const),
-    )
-  })
-
-/** What `serve` does when the server's state changes. */
-interface ServerHooks {
-  /** After a subscription: watch the subscribed file's folder. */
-  subscribed: Effect.Effect<void>
-}
-
-/**
- * Where log lines also go: to the client, at or above the level it set (default warning),
- * once it has initialized.
- */
-interface ClientLog {
-  level: LoggingLevel
-  server: Server | undefined
-}
-
-const clientLogger = (sink: ClientLog) =>
-  Logger.make<unknown, void>(({ logLevel, message }) => {
-    const level = levelOf(logLevel)
-    if (sink.server === undefined || severity(level) < severity(sink.level)) return
-    const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
-    sink.server.sendLoggingMessage({ level, logger: SERVER_NAME, data: text }).catch(() => undefined)
-  })
-
-/**
- * Serves MCP on `input`/`output` until the input ends; then waits (briefly) for the
- * requests in flight to be answered and closes the server.
- */
-export const serve = (io: { readonly input: Readable; readonly output: Writable }) => {
-  const clientLog: ClientLog = { level: "warning", server: undefined }
-  const hooks: ServerHooks = { subscribed: Effect.void }
-  return Effect.gen(function* () {
-    const settings = yield* Settings
-    const catalog = yield* Catalog
-    const made = yield* makeServer(clientLog, hooks)
-    const { server } = made
-    const ended = yield* Deferred.make<void>()
-    const transport = new LineTransport(io.input, io.output, {
-      onEnd: () => Deferred.unsafeDone(ended, Exit.void),
-      outgoing: made.outgoing,
-    })
-    server.onerror = (error) => {
-      writeStderr(`${JSON.stringify({ message: `MCP transport: ${error.message}`, logLevel: "DEBUG" })}\n`)
-    }
-    yield* Effect.acquireRelease(
-      Effect.promise(() => server.connect(transport)),
-      () => Effect.promise(() => server.close()),
-    )
-
-    // Catalog changes: one notification of each kind per change.
-    yield* catalog.changes.pipe(
-      Stream.runForEach(() =>
-        made.isInitialized()
-          ? Effect.promise(async () => {
-              if (settings.tools !== "never") await server.sendToolListChanged().catch(() => undefined)
-              await server.sendPromptListChanged().catch(() => undefined)
-              await server.sendResourceListChanged().catch(() => undefined)
-            })
-          : Effect.void,
-      ),
-      Effect.forkScoped,
-    )
-
-    /** The handshake is done (the client's `notifications/initialized`), or a second has passed. */
-    const handshakeDone = made.initialized.pipe(Effect.timeoutOption("1 second"))
-
-    // Once the handshake is done: the search index is built in the background, before a query
-    // needs it, and the watches are set up (src/catalog/Watching.ts). Without watches, the files
-    // of subscribed URIs are polled while there are any.
-    yield* handshakeDone.pipe(Effect.zipRight(catalog.warmSearch), Effect.forkScoped)
-    if (settings.watch) {
-      yield* handshakeDone.pipe(
-        Effect.zipRight(
-          watchCatalog({ extraFolders: made.subscribedFolders, afterChanges: made.checkSubscriptions }),
-        ),
-        Effect.tap(({ follow }) =>
-          Effect.sync(() => {
-            hooks.subscribed = follow
-          }),
-        ),
-        Effect.forkScoped,
-      )
-    } else {
-      yield* Effect.suspend(() => (made.hasSubscriptions() ? made.checkSubscriptions : Effect.void)).pipe(
-        Effect.repeat({ schedule: Schedule.spaced(SUBSCRIPTION_POLL) }),
-        Effect.forkScoped,
-      )
-    }
-
-    yield* Deferred.await(ended)
-    const outcome = yield* drain(transport, DRAIN_STALL_MS)
-    if (outcome === "stalled") {
-      const unanswered = transport.unanswered
-      yield* Effect.logWarning(
-        `Input ended and nothing was delivered for ${DRAIN_STALL_MS} ms: ${unanswered} request(s) left unanswered and ${transport.pending - unanswered} answer(s) the client did not read were abandoned.`,
-      )
-    }
-  }).pipe(Effect.provide(Logger.add(clientLogger(clientLog))))
-}
