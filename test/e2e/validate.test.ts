@@ -19,8 +19,15 @@ const VALID = path.join(PROJECT, "fixtures", "valid")
 const HOSTILE = path.join(PROJECT, "fixtures", "hostile")
 const SHADOW = path.join(PROJECT, "fixtures", "shadow")
 
+/**
+ * The one-shot commands' home: empty (no skills of the user's come in), and outside the checkout,
+ * since from Node 22.1 the bin keeps its compile cache there (`~/.cache/skills-mcp`).
+ */
+const HOME = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-validate-home-"))
+afterAll(() => fs.rm(HOME, { recursive: true, force: true }))
+
 const validate = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  runRaw(["validate", ...args], [], { HOME: path.join(LINT, "no-home"), ...env })
+  runRaw(["validate", ...args], [], { HOME, ...env })
 
 const decodeReport = (stdout: string) => Schema.decodeUnknownSync(LintReport)(JSON.parse(stdout))
 
@@ -158,7 +165,7 @@ describe("skills-mcp validate", () => {
 
 describe("skills-mcp list", () => {
   it("prints what the server serves, and one line per skipped or shadowed skill with the reason", async () => {
-    const run = await runRaw(["list", VALID, HOSTILE, SHADOW], [], { HOME: path.join(LINT, "no-home") })
+    const run = await runRaw(["list", VALID, HOSTILE, SHADOW], [], { HOME })
     expect(run.code).toBe(0)
     expect(run.stderr).toBe("")
     const lines = run.stdout.split("\n")
@@ -189,7 +196,7 @@ describe("skills-mcp list", () => {
   })
 
   it("--json prints the same as one document", async () => {
-    const run = await runRaw(["list", "--json", VALID, SHADOW], [], { HOME: path.join(LINT, "no-home") })
+    const run = await runRaw(["list", "--json", VALID, SHADOW], [], { HOME })
     expect(run.code).toBe(0)
     const document = Schema.decodeUnknownSync(
       Schema.Struct({
@@ -244,7 +251,7 @@ describe("skills-mcp list", () => {
         "many/SKILL.md": skillMd("many", "Too many files."),
         ...Object.fromEntries(Array.from({ length: 512 }, (_, i) => [`many/data/${i}.txt`, `${i}`])),
       })
-      const run = await runRaw(["list", "--json", root], [], { HOME: path.join(LINT, "no-home") })
+      const run = await runRaw(["list", "--json", root], [], { HOME })
       expect(run.code).toBe(0)
       const document = JSON.parse(run.stdout) as {
         served: Array<{ id: string; published: boolean }>
