@@ -21,7 +21,7 @@ export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {
     Discovery.Default,
     Frontmatter.Default,
     Validation.Default,
-    SkillFiles.Default,
+    SkillFiles.Default.pipe(Layer.provide(Frontmatter.Default)),
   ).pipe(Layer.provideMerge(Layer.merge(settings, Fs.node)))
   return Catalog.Default.pipe(Layer.provideMerge(core))
 }
@@ -29,7 +29,13 @@ export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {
 /** What `skills-mcp validate` needs: discovery and skill files over the settings, no catalog. */
 export const lintLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
   Lint.Default.pipe(
-    Layer.provide(Layer.mergeAll(Discovery.Default, SkillFiles.Default, Frontmatter.Default)),
+    Layer.provide(
+      Layer.mergeAll(
+        Discovery.Default,
+        SkillFiles.Default.pipe(Layer.provide(Frontmatter.Default)),
+        Frontmatter.Default,
+      ),
+    ),
     Layer.provide(Layer.merge(settings, Fs.node)),
   )
 

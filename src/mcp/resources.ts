@@ -24,7 +24,9 @@ import {
   UriString,
 } from "../catalog/Uris.js"
 import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
-import { isBinary, mimeTypeOf, SkillFiles } from "../files/SkillFiles.js"
+import { mimeTypeOf } from "../files/MimeTypes.js"
+import { isBinary } from "../files/Reading.js"
+import { SkillFiles } from "../files/SkillFiles.js"
 import type { CatalogEntry } from "../instructions.js"
 import { renderAvailableSkills } from "../instructions.js"
 import { statOrNull } from "../platform/Paths.js"
