@@ -194,6 +194,53 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     }),
   )
 
+  it.scoped("lists the same where folders are read by their path (no descriptors, as off Linux)", () =>
+    Effect.gen(function* () {
+      const root = yield* fixture()
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
+      const files = yield* SkillFiles
+      const byPath = yield* Effect.provide(
+        SkillFiles,
+        skillFilesOver(
+          nodeFsWith((node) => ({
+            ...node,
+            contained: {
+              ...node.contained,
+              openFolder: async (real) => ({ at: real, close: () => undefined }),
+            },
+          })),
+        ),
+      )
+      const listing = yield* byPath.list(skill, "")
+      expect(listing.entries.map((entry) => entry.path)).toContain("references/deep/more.md")
+      expect(listing).toEqual(yield* files.list(skill, ""))
+      expect(yield* byPath.children(skill, "", 0, 100)).toEqual(yield* files.children(skill, "", 0, 100))
+    }),
+  )
+
+  it.scoped(
+    "fails a listing, rather than leave a link out, when the link's target cannot be looked at now",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* fixture()
+        const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
+        // Out of descriptors when a link's target is looked at.
+        const emfile = Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" })
+        const files = yield* Effect.provide(
+          SkillFiles,
+          skillFilesOver(
+            nodeFsWith((node) => ({
+              ...node,
+              contained: { ...node.contained, statNamed: () => Promise.reject(emfile) },
+            })),
+          ),
+        )
+        const error = yield* Effect.flip(files.list(skill, ""))
+        expect(error._tag).toBe("SkillUnreadable")
+        expect(error.message).toContain("try again")
+      }),
+  )
+
   it.scoped("pages a large folder from the names it kept, and sees a file added or removed meanwhile", () =>
     Effect.gen(function* () {
       const names = Array.from({ length: 1_200 }, (_, index) => `f${String(index).padStart(4, "0")}.md`)

@@ -13,7 +13,7 @@
 import type { Stats } from "node:fs"
 import * as Effect from "effect/Effect"
 import { FileNotFound, InvalidArgument, SkillUnreadable } from "../Errors.js"
-import type { FsShape, OpenFolder } from "../platform/Fs.js"
+import type { FsShape } from "../platform/Fs.js"
 import { errorCode, mapLimit } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { childPath, fingerprintOf, isInside, sameFingerprint } from "../platform/Paths.js"
@@ -69,6 +69,14 @@ const unreadable = (skill: SkillRef, relative: string) => (reason: string) =>
     reason: `cannot read the folder (${reason}); try again`,
   })
 
+/** What a failed call answers: `skipped` for an error in SKIPPED_CODES; else it throws `fail`'s. */
+const skipOr =
+  <A>(skipped: A, fail: (reason: string) => SkillUnreadable) =>
+  (error: unknown): A => {
+    if (SKIPPED_CODES.has(errorCode(error))) return skipped
+    throw fail(describeIoError(error))
+  }
+
 /**
  * Runs `use` on the real folder `real` opened for reading (Fs `openFolder`), then closes it. A
  * folder gone, moved, replaced by a link or not readable gives `empty`; one that cannot be opened
@@ -81,13 +89,7 @@ const inFolder = async <A>(
   empty: A,
   use: (at: string) => Promise<A>,
 ): Promise<A> => {
-  let open: OpenFolder | null
-  try {
-    open = await fs.contained.openFolder(folder.real, folder.within)
-  } catch (error) {
-    if (SKIPPED_CODES.has(errorCode(error))) return empty
-    throw fail(describeIoError(error))
-  }
+  const open = await fs.contained.openFolder(folder.real, folder.within).catch(skipOr(null, fail))
   if (open === null) return empty
   try {
     return await use(open.at)
@@ -96,21 +98,23 @@ const inFolder = async <A>(
   }
 }
 
-/** The folder's names, sorted; none when it is gone or not readable (see SKIPPED_CODES). */
-const sortedNames = async (fs: FsShape, at: string, fail: (reason: string) => SkillUnreadable) => {
-  try {
-    return (await fs.calls.readdir(at)).sort()
-  } catch (error) {
-    if (SKIPPED_CODES.has(errorCode(error))) return []
-    throw fail(describeIoError(error))
-  }
-}
+/** The folder's names, sorted; none when it is gone or not readable. */
+const sortedNames = (fs: FsShape, at: string, fail: (reason: string) => SkillUnreadable) =>
+  fs.calls.readdir(at).then((names) => names.sort(), skipOr([], fail))
 
 /**
  * The given names of one real folder of the skill (reached through `at`), examined: links
- * resolved, and any that leave the skill (or dangle) left out, as is anything but files and folders.
+ * resolved, and any that leave the skill (or dangle) left out, as is anything but files and
+ * folders. A link whose target cannot be looked at now fails with `fail`.
  */
-const examine = async (fs: FsShape, base: string, real: string, at: string, names: ReadonlyArray<string>) => {
+const examine = async (
+  fs: FsShape,
+  base: string,
+  real: string,
+  at: string,
+  names: ReadonlyArray<string>,
+  fail: (reason: string) => SkillUnreadable,
+) => {
   const entries = await mapLimit(names, 16, async (name): Promise<FolderEntry | null> => {
     let target = childPath(real, name)
     let info = await fs.async.lstat(childPath(at, name))
@@ -119,7 +123,7 @@ const examine = async (fs: FsShape, base: string, real: string, at: string, name
       if (resolved === null || !isInside(base, resolved)) return null
       // Stat'ed through a descriptor of the target whose kernel path must still be inside: a
       // folder on the way swapped for a link since it was resolved would stat something elsewhere.
-      const named = await fs.contained.statNamed(resolved).catch(() => null)
+      const named = await fs.contained.statNamed(resolved).catch(skipOr(null, fail))
       info = named !== null && (named.opened === null || isInside(base, named.opened)) ? named.info : null
       target = resolved
     }
@@ -157,11 +161,13 @@ export const walk = (
   folderRead(async () => {
     const visited = new Set<string>([start])
     let tooDeep = false
-    const go = async (folder: string, prefix: string, depth: number, within?: string): Promise<boolean> =>
-      inFolder(fs, { real: folder, within }, unreadable(skill, prefix), true, async (at) => {
-        const names = await sortedNames(fs, at, unreadable(skill, prefix))
+    const go = async (folder: string, prefix: string, depth: number, within?: string): Promise<boolean> => {
+      const fail = unreadable(skill, prefix)
+      return inFolder(fs, { real: folder, within }, fail, true, async (at) => {
+        const names = await sortedNames(fs, at, fail)
         for (let from = 0; from < names.length; from += WALK_PAGE) {
-          for (const entry of await examine(fs, base, folder, at, names.slice(from, from + WALK_PAGE))) {
+          const page = names.slice(from, from + WALK_PAGE)
+          for (const entry of await examine(fs, base, folder, at, page, fail)) {
             const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`
             if (!visit(entry, path)) return false
             if (entry.type !== "directory" || visited.has(entry.real)) continue
@@ -178,6 +184,7 @@ export const walk = (
         }
         return true
       })
+    }
     const finished = await go(start, relative, 0)
     return finished && !tooDeep
   })
@@ -254,7 +261,8 @@ export const makeFolderPages = (fs: FsShape) => {
       const prefix = folder.relative === "" ? "" : `${folder.relative}/`
       return inFolder(fs, folder, fail, { entries: [], more: false }, async (at) => {
         const names = await namesIn(folder.real, at, fail)
-        const entries = await examine(fs, folder.base, folder.real, at, names.slice(offset, offset + limit))
+        const page = names.slice(offset, offset + limit)
+        const entries = await examine(fs, folder.base, folder.real, at, page, fail)
         return {
           entries: entries.map((entry) => listingEntry(`${prefix}${entry.name}`, entry)),
           more: offset + limit < names.length,
