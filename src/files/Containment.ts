@@ -96,7 +96,7 @@ export const fileUriProblem = (relative: string): string | undefined => {
  * must still be inside its root's real path, as discovery found it: a folder swapped for a link
  * that leads elsewhere between two catalog refreshes is refused, not followed.
  */
-export const containedBase = (
+const containedBase = (
   skill: SkillRef,
   base: string | null,
 ): Either.Either<string, SkillUnreadable | PathEscape> => {

@@ -137,25 +137,26 @@ export const makeManifests = (fs: FsShape, maxFileBytes: number, frontmatter: Fr
 
   /**
    * One file's manifest entry; SKILL.md's with its frontmatter, which always comes from the very
-   * bytes hashed: parsed from them when SKILL.md is read. When its digest is known, the catalog's
-   * frontmatter (`indexed`) is taken only if, when those bytes were hashed, they parsed to the
-   * same frontmatter as the catalog's and had the fingerprint the catalog has (its stat of the
-   * file, taken apart from its read). Otherwise SKILL.md is read again.
+   * bytes hashed. When SKILL.md's digest is known, the catalog's frontmatter (`indexed`) is taken
+   * only if, when those bytes were hashed, they parsed to the same frontmatter as the catalog's
+   * and had the fingerprint the catalog has (its stat of the file, taken apart from its read).
+   * Undefined when the file is to be read (and SKILL.md parsed) again.
    */
-  const entryOf = (skill: SkillRef, base: string, file: FoundFile, indexed: IndexedSkillMd | undefined) => {
-    const key = `${base}${path.sep}${file.path}`
-    const isSkillMd = file.path === SKILL_FILE
-    const cached = digests.get(key)
-    if (cached !== undefined && sameFingerprint(cached, fingerprintOf(file.info))) {
-      const entry: ManifestFile = { path: file.path, size: file.info.size, digest: cached.digest }
-      if (!isSkillMd) return Effect.succeed({ entry, frontmatter: undefined })
-      const sameAsIndexed =
-        indexed !== undefined &&
-        cached.sameAsIndexed === indexed.frontmatter &&
-        sameFingerprint(indexed.fingerprint, cached)
-      if (sameAsIndexed) return Effect.succeed({ entry, frontmatter: indexed.frontmatter })
-    }
-    return Effect.gen(function* () {
+  const knownEntry = (base: string, file: FoundFile, indexed: IndexedSkillMd | undefined) => {
+    const cached = digests.get(`${base}${path.sep}${file.path}`)
+    if (cached === undefined || !sameFingerprint(cached, fingerprintOf(file.info))) return undefined
+    const entry: ManifestFile = { path: file.path, size: file.info.size, digest: cached.digest }
+    if (file.path !== SKILL_FILE) return { entry, frontmatter: undefined }
+    const sameAsIndexed =
+      indexed !== undefined &&
+      cached.sameAsIndexed === indexed.frontmatter &&
+      sameFingerprint(indexed.fingerprint, cached)
+    return sameAsIndexed ? { entry, frontmatter: indexed.frontmatter } : undefined
+  }
+
+  /** One file's manifest entry, read and hashed now (SKILL.md's frontmatter parsed from the bytes). */
+  const readEntry = (skill: SkillRef, base: string, file: FoundFile, indexed: IndexedSkillMd | undefined) =>
+    Effect.gen(function* () {
       // Before the open: a file written while it is read has a later time than this.
       const readAt = Date.now()
       // Read where the walk just found it (inside the skill), checked again as it is opened.
@@ -164,29 +165,27 @@ export const makeManifests = (fs: FsShape, maxFileBytes: number, frontmatter: Fr
       const digest = `sha256:${sha256Hex(content.bytes)}`
       let parsed: ParsedFrontmatter | undefined
       let sameAsIndexed: ParsedFrontmatter | undefined
-      if (isSkillMd) {
+      if (file.path === SKILL_FILE) {
         if (!beginsWithFrontmatter(content.bytes)) {
           noteLeftOut(skill, FRONTMATTER_FIRST)
           return yield* new SkillNotPublished({ skillId: skill.id, reason: FRONTMATTER_FIRST })
         }
         const text = Buffer.from(content.bytes).toString("utf8")
         parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
-        if (
+        const asIndexed =
           indexed !== undefined &&
           sameFingerprint(indexed.fingerprint, opened) &&
           sameParse(parsed, indexed.frontmatter)
-        )
-          sameAsIndexed = indexed.frontmatter
+        if (asIndexed) sameAsIndexed = indexed.frontmatter
       }
       if (readAt - opened.mtimeMs > SETTLED_MS) {
         const { dev, ino, size, mtimeMs } = opened
-        digests.set(key, { dev, ino, size, mtimeMs, digest, sameAsIndexed })
+        digests.set(`${base}${path.sep}${file.path}`, { dev, ino, size, mtimeMs, digest, sameAsIndexed })
       }
       return { entry: { path: file.path, size: content.size, digest }, frontmatter: parsed }
     })
-  }
 
-  /** Every file of a skill with its size and `sha256:` digest (see `inventory`, `entryOf`). */
+  /** Every file of a skill with its size and `sha256:` digest (see `inventory`, `knownEntry`). */
   const manifest = (skill: SkillRef & Partial<IndexedSkillMd>) =>
     Effect.gen(function* () {
       const { base, files, problem } = yield* inventory(skill)
@@ -197,9 +196,17 @@ export const makeManifests = (fs: FsShape, maxFileBytes: number, frontmatter: Fr
         skill.fingerprint !== undefined && skill.frontmatter !== undefined
           ? { fingerprint: skill.fingerprint, frontmatter: skill.frontmatter }
           : undefined
-      const entries = yield* Effect.forEach(files, (file) => entryOf(skill, base, file, indexed), {
-        concurrency: 8,
-      })
+      const known = files.map((file) => knownEntry(base, file, indexed))
+      const toRead = known.filter((entry) => entry === undefined).length
+      // Read eight at a time; a fiber per file costs more than the work when none or one is read.
+      const entries = yield* Effect.forEach(
+        files,
+        (file, index) => {
+          const entry = known[index]
+          return entry !== undefined ? Effect.succeed(entry) : readEntry(skill, base, file, indexed)
+        },
+        { concurrency: toRead > 1 ? 8 : 1 },
+      )
       const skillMd = entries.find((entry) => entry.entry.path === SKILL_FILE)?.frontmatter
       if (skillMd === undefined) {
         return yield* new SkillUnreadable({

@@ -66,11 +66,10 @@ const readWhole = async (fs: FsShape, fd: number, size: number, limit: number): 
   return length > limit ? length : buffer.subarray(0, length)
 }
 
-/** The failures a read gives as they are; anything else is an I/O error of the file. */
-const isSkillError = (error: unknown): error is SkillError =>
+/** The refusals a read throws, given as they are; anything else is an I/O error of the file. */
+const isRefusal = (error: unknown): error is SkillError =>
   error instanceof PathEscape ||
   error instanceof FileTooLarge ||
-  error instanceof FileNotFound ||
   error instanceof InvalidArgument ||
   error instanceof SkillUnreadable
 
@@ -123,7 +122,7 @@ export const fileReader =
       catch: (error): SkillError =>
         errorCode(error) === "ENOENT"
           ? new FileNotFound({ skillId: skill.id, path: relative })
-          : isSkillError(error)
+          : isRefusal(error)
             ? error
             : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) }),
     })

@@ -13,6 +13,7 @@ import { Frontmatter } from "../skills/Frontmatter.js"
 import type { SkillRef } from "./Containment.js"
 import { resolveIn } from "./Containment.js"
 import { folderOf, listFolder, makeFolderPages } from "./Folders.js"
+import type { IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
 import { fileReader, textOf } from "./Reading.js"
 
@@ -24,21 +25,26 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const readFile = fileReader(fs, maxFileBytes)
     const page = makeFolderPages(fs)
     const manifests = makeManifests(fs, maxFileBytes, frontmatter)
+    // Each public method is one span (Effect.fn); they call each other's plain forms, not the
+    // traced ones: a span costs a few tens of microseconds of CPU per call.
+    const bytesOf = (skill: SkillRef, requested: string) =>
+      Effect.flatMap(resolveIn(fs, skill, requested), (resolved) =>
+        Effect.map(readFile(skill, resolved, requested), (read) => read.content),
+      )
 
     /** Resolves `requested` inside the skill, or fails without revealing anything outside it. */
-    const resolve = Effect.fn("SkillFiles.resolve")((skill: SkillRef, requested: string) =>
-      resolveIn(fs, skill, requested),
-    )
+    const resolve = Effect.fn("SkillFiles.resolve")(function* (skill: SkillRef, requested: string) {
+      return yield* resolveIn(fs, skill, requested)
+    })
 
     /** A file of the skill as bytes, within the size limit. */
     const readBytes = Effect.fn("SkillFiles.readBytes")(function* (skill: SkillRef, requested: string) {
-      const resolved = yield* resolveIn(fs, skill, requested)
-      return (yield* readFile(skill, resolved, requested)).content
+      return yield* bytesOf(skill, requested)
     })
 
     /** A text file of the skill; binary files are refused with their size and type. */
     const readText = Effect.fn("SkillFiles.readText")(function* (skill: SkillRef, requested: string) {
-      return yield* textOf(skill, yield* readBytes(skill, requested))
+      return yield* textOf(skill, yield* bytesOf(skill, requested))
     })
 
     /** A folder of the skill, listed recursively (files with sizes), at most MAX_LISTING entries. */
@@ -72,7 +78,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was indexed).
      */
     const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
-      const file = yield* readBytes(skill, SKILL_FILE)
+      const file = yield* bytesOf(skill, SKILL_FILE)
       const text = Buffer.from(file.bytes).toString("utf8")
       const parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
       return {
@@ -83,6 +89,16 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       }
     })
 
+    /** Every file of a skill with size and digest, and SKILL.md's frontmatter (Manifests.ts). */
+    const manifest = Effect.fn("SkillFiles.manifest")(function* (skill: SkillRef & Partial<IndexedSkillMd>) {
+      return yield* manifests.manifest(skill)
+    })
+
+    /** Why the Skills extension cannot serve a skill, if it cannot (Manifests.ts). */
+    const publicationProblem = Effect.fn("SkillFiles.publicationProblem")(function* (skill: SkillRef) {
+      return yield* manifests.publicationProblem(skill)
+    })
+
     return {
       resolve,
       readBytes,
@@ -91,10 +107,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       children,
       read,
       loadSkill,
-      /** Every file of a skill with size and digest, and SKILL.md's frontmatter (Manifests.ts). */
-      manifest: Effect.fn("SkillFiles.manifest")(manifests.manifest),
-      /** Why the Skills extension cannot serve a skill, if it cannot (Manifests.ts). */
-      publicationProblem: Effect.fn("SkillFiles.publicationProblem")(manifests.publicationProblem),
+      manifest,
+      publicationProblem,
       leftOut: manifests.leftOut,
       withheld: manifests.withheld,
       maxFileBytes,
