@@ -15,23 +15,20 @@ import { Discovery } from "./skills/Discovery.js"
 import { Frontmatter } from "./skills/Frontmatter.js"
 import { Validation } from "./skills/Validation.js"
 
-/** Every service but Settings and the audit sink, from a Settings layer. */
-export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) => {
-  const core = Layer.mergeAll(
-    Discovery.Default,
-    Frontmatter.Default,
-    Validation.Default,
-    SkillFiles.Default,
-  ).pipe(Layer.provideMerge(Layer.merge(settings, Fs.node)))
-  return Catalog.Default.pipe(Layer.provideMerge(core))
-}
+/** Settings and the file system, then parsing, then discovery and skill files. */
+const coreLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
+  Layer.mergeAll(Discovery.Default, SkillFiles.Default).pipe(
+    Layer.provideMerge(Layer.mergeAll(Frontmatter.Default, Validation.Default)),
+    Layer.provideMerge(Layer.merge(settings, Fs.node)),
+  )
+
+/** Every service but the audit sink and the watcher, from a Settings layer. */
+export const servicesLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
+  Catalog.Default.pipe(Layer.provideMerge(coreLayer(settings)))
 
 /** What `skills-mcp validate` needs: discovery and skill files over the settings, no catalog. */
 export const lintLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
-  Lint.Default.pipe(
-    Layer.provide(Layer.mergeAll(Discovery.Default, SkillFiles.Default, Frontmatter.Default)),
-    Layer.provide(Layer.merge(settings, Fs.node)),
-  )
+  Lint.Default.pipe(Layer.provide(coreLayer(settings)))
 
 /** The whole application: services, the stderr audit log and the file watcher. */
 export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>

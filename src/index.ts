@@ -14,13 +14,10 @@ export {
   type Snapshot,
 } from "./catalog/Snapshot.js"
 export * from "./Errors.js"
-export {
-  type Listing,
-  type ListingEntry,
-  SkillFiles,
-  type SkillRef,
-  type TextFile,
-} from "./files/SkillFiles.js"
+export type { SkillRef } from "./files/Containment.js"
+export type { Listing, ListingEntry } from "./files/Folders.js"
+export type { TextFile } from "./files/Reading.js"
+export { SkillFiles } from "./files/SkillFiles.js"
 export { type CatalogEntry, renderAvailableSkills, usageGuide } from "./instructions.js"
 export { appLayer, lintLayer, servicesLayer } from "./Live.js"
 export { StderrJsonLogging, StderrTextLogging } from "./Logging.js"

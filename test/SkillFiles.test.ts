@@ -6,14 +6,31 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import { checkRelativePath, isBinary, mimeTypeOf, SkillFiles } from "../src/files/SkillFiles.js"
-import { fsCalls } from "../src/platform/Fs.js"
+import { checkRelativePath } from "../src/files/Containment.js"
+import { mimeTypeOf } from "../src/files/MimeTypes.js"
+import { isBinary } from "../src/files/Reading.js"
+import { SkillFiles } from "../src/files/SkillFiles.js"
+import type { FsShape } from "../src/platform/Fs.js"
+import { Fs } from "../src/platform/Fs.js"
 import { isInside } from "../src/platform/Paths.js"
 import { Settings } from "../src/Settings.js"
-import { type ParsedFrontmatter, parseSkillText } from "../src/skills/Frontmatter.js"
+import { Frontmatter, type ParsedFrontmatter, parseSkillText } from "../src/skills/Frontmatter.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
-const SkillFilesTest = SkillFiles.Default.pipe(Layer.provide(Settings.make({ maxFileBytes: 1024 })))
+/** SkillFiles over the given file system (Node's by default), with a 1,024-byte file limit. */
+const skillFilesOver = (fs: Layer.Layer<Fs> = Fs.node) =>
+  SkillFiles.Default.pipe(
+    Layer.provide(Frontmatter.Default),
+    Layer.provide(Layer.merge(Settings.make({ maxFileBytes: 1024 }), fs)),
+  )
+const SkillFilesTest = skillFilesOver()
+
+/** Node's file system, with some of its calls changed. */
+const nodeFsWith = (change: (node: FsShape) => FsShape) =>
+  Layer.effect(
+    Fs,
+    Effect.map(Fs, (node) => change(node)),
+  ).pipe(Layer.provide(Fs.node))
 
 /** A skill `pdf` inside `root/skills`, with a secret next to the skills folder. */
 const fixture = () =>
@@ -175,6 +192,53 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         "references/guide.md",
       ])
     }),
+  )
+
+  it.scoped("lists the same where folders are read by their path (no descriptors, as off Linux)", () =>
+    Effect.gen(function* () {
+      const root = yield* fixture()
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
+      const files = yield* SkillFiles
+      const byPath = yield* Effect.provide(
+        SkillFiles,
+        skillFilesOver(
+          nodeFsWith((node) => ({
+            ...node,
+            contained: {
+              ...node.contained,
+              openFolder: async (real) => ({ at: real, close: () => undefined }),
+            },
+          })),
+        ),
+      )
+      const listing = yield* byPath.list(skill, "")
+      expect(listing.entries.map((entry) => entry.path)).toContain("references/deep/more.md")
+      expect(listing).toEqual(yield* files.list(skill, ""))
+      expect(yield* byPath.children(skill, "", 0, 100)).toEqual(yield* files.children(skill, "", 0, 100))
+    }),
+  )
+
+  it.scoped(
+    "fails a listing, rather than leave a link out, when the link's target cannot be looked at now",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* fixture()
+        const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
+        // Out of descriptors when a link's target is looked at.
+        const emfile = Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" })
+        const files = yield* Effect.provide(
+          SkillFiles,
+          skillFilesOver(
+            nodeFsWith((node) => ({
+              ...node,
+              contained: { ...node.contained, statNamed: () => Promise.reject(emfile) },
+            })),
+          ),
+        )
+        const error = yield* Effect.flip(files.list(skill, ""))
+        expect(error._tag).toBe("SkillUnreadable")
+        expect(error.message).toContain("try again")
+      }),
   )
 
   it.scoped("pages a large folder from the names it kept, and sees a file added or removed meanwhile", () =>
@@ -396,31 +460,15 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     }),
   )
 
-  it.scoped("reads the next subfolders while it walks one, and lists them in order", () =>
+  it.scoped("lists a skill's files depth-first, in name order", () =>
     Effect.gen(function* () {
       const tree: Record<string, string> = { "pdf/SKILL.md": skillMd("pdf", "PDF"), "pdf/a/deep/x.md": "x" }
-      for (const folder of ["a", "b", "c", "d", "e"]) {
-        tree[`pdf/${folder}/1.md`] = "1"
+      for (const folder of ["e", "d", "c", "b", "a"]) {
         tree[`pdf/${folder}/2.md`] = "2"
+        tree[`pdf/${folder}/1.md`] = "1"
       }
       const root = yield* tempTree(tree)
       const files = yield* SkillFiles
-      let reading = 0
-      let most = 0
-      const readdir = fsCalls.readdir
-      yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          Reflect.set(fsCalls, "readdir", async (target: string) => {
-            reading += 1
-            most = Math.max(most, reading)
-            // Long enough for the reads started with this one to be under way too.
-            await new Promise((resolve) => setTimeout(resolve, 20))
-            reading -= 1
-            return readdir(target)
-          }),
-        ),
-        () => Effect.sync(() => Reflect.set(fsCalls, "readdir", readdir)),
-      )
       const manifest = yield* files.manifest({ id: "pdf", dir: `${root}/pdf`, rootReal: root })
       expect(manifest.files.map((file) => file.path)).toEqual([
         "SKILL.md",
@@ -436,28 +484,6 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         "e/1.md",
         "e/2.md",
       ])
-      expect(most).toBeGreaterThan(1)
-    }),
-  )
-
-  it.scoped("closes the subfolders it read ahead when a walk stops early", () =>
-    Effect.gen(function* () {
-      // Folders are read through their descriptors on Linux only.
-      if (process.platform !== "linux") return
-      const tree: Record<string, string> = { "many/SKILL.md": skillMd("many", "M") }
-      for (let folder = 0; folder < 8; folder++) {
-        for (let i = 0; i < 100; i++) tree[`many/f${folder}/${i}.txt`] = "x"
-      }
-      const root = yield* tempTree(tree)
-      const files = yield* SkillFiles
-      const openDescriptors = () => readdirSync("/proc/self/fd").length
-      const before = openDescriptors()
-      const refused = yield* Effect.flip(files.manifest({ id: "many", dir: `${root}/many`, rootReal: root }))
-      expect(refused.message).toContain("more than 512 files")
-      // Descriptors are closed in the background: 5 s at most.
-      const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
-      for (let waited = 0; openDescriptors() !== before && waited < 5_000; waited += 10) yield* pause(10)
-      expect(openDescriptors()).toBe(before)
     }),
   )
 
@@ -503,7 +529,6 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       // Folders are read through their descriptors on Linux only.
       if (process.platform !== "linux") return
       const root = yield* fixture()
-      const files = yield* SkillFiles
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
       const real = yield* Effect.promise(() => fs.realpath(skill.dir))
       const openDescriptors = () => readdirSync("/proc/self/fd").length
@@ -521,29 +546,34 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const gate = new Promise<void>((resolve) => {
         open = resolve
       })
-      const lstat = fsCalls.lstat
-      yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          Reflect.set(fsCalls, "lstat", async (target: string) => {
-            const descriptor = /^\/proc\/self\/fd\/(\d+)\//.exec(target)?.[1]
-            if (descriptor !== undefined) {
-              if (!cancelled) {
-                reached()
-                held += 1
-                await gate
-                held -= 1
+      // Node's file system, with each stat made through a folder's descriptor held as said above.
+      const holding = nodeFsWith((node) => {
+        const lstat = node.async.lstat
+        return {
+          ...node,
+          async: {
+            ...node.async,
+            lstat: async (target: string) => {
+              const descriptor = /^\/proc\/self\/fd\/(\d+)\//.exec(target)?.[1]
+              if (descriptor !== undefined) {
+                if (!cancelled) {
+                  reached()
+                  held += 1
+                  await gate
+                  held -= 1
+                }
+                try {
+                  named.push(readlinkSync(`/proc/self/fd/${descriptor}`))
+                } catch {
+                  named.push("(closed)")
+                }
               }
-              try {
-                named.push(readlinkSync(`/proc/self/fd/${descriptor}`))
-              } catch {
-                named.push("(closed)")
-              }
-            }
-            return lstat(target)
-          }),
-        ),
-        () => Effect.sync(() => Reflect.set(fsCalls, "lstat", lstat)),
-      )
+              return lstat(target)
+            },
+          },
+        }
+      })
+      const files = yield* Effect.provide(SkillFiles, skillFilesOver(holding))
       const fiber = yield* Effect.fork(files.manifest(skill))
       yield* Effect.promise(() => midWalk)
       yield* Fiber.interrupt(fiber)

@@ -8,10 +8,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import * as Layer from "effect/Layer"
-import { checkRelativePath, SkillFiles } from "../src/files/SkillFiles.js"
+import { checkRelativePath } from "../src/files/Containment.js"
+import { SkillFiles } from "../src/files/SkillFiles.js"
+import { Fs } from "../src/platform/Fs.js"
 import { isInside } from "../src/platform/Paths.js"
 import { Settings } from "../src/Settings.js"
-import { splitFrontmatter } from "../src/skills/Frontmatter.js"
+import { Frontmatter, splitFrontmatter } from "../src/skills/Frontmatter.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
 const SECRET = "outside-secret-7c1d"
@@ -71,7 +73,10 @@ const decodeURIComponentSafe = (value: string) => {
   }
 }
 
-const SkillFilesTest = SkillFiles.Default.pipe(Layer.provide(Settings.make({ maxFileBytes: 4096 })))
+const SkillFilesTest = SkillFiles.Default.pipe(
+  Layer.provide(Frontmatter.Default),
+  Layer.provide(Layer.merge(Settings.make({ maxFileBytes: 4096 }), Fs.node)),
+)
 
 layer(SkillFilesTest)("SkillFiles.resolve (on disk)", (it) => {
   it.scoped("never resolves outside the skill, and never reads the secret, whatever the path", () =>

@@ -27,6 +27,7 @@ import { Catalog } from "../catalog/Catalog.js"
 import type { SkillError } from "../Errors.js"
 import { echo } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
+import type { Fs } from "../platform/Fs.js"
 import { budgetOf, Settings } from "../Settings.js"
 import { SERVER_NAME, VERSION } from "../version.js"
 import type { ClientLog } from "./ClientLog.js"
@@ -68,7 +69,7 @@ const params =
   (input: unknown): A =>
     Either.getOrThrowWith(decodeParams(schema, method)(input), (error) => error)
 
-export type ServerServices = Catalog | SkillFiles | AuditLog | Settings
+export type ServerServices = Catalog | SkillFiles | AuditLog | Settings | Fs
 
 /** An answer to `initialize` (the only result that names a protocol version and the server). */
 const InitializeAnswer = Schema.Struct({

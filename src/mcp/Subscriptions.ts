@@ -11,7 +11,8 @@ import { Catalog } from "../catalog/Catalog.js"
 import { MANIFEST_SEGMENT } from "../catalog/Uris.js"
 import { InvalidArgument } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
-import { fingerprintOf, statOrNull } from "../platform/Paths.js"
+import { Fs } from "../platform/Fs.js"
+import { fingerprintOf } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import { diagnosticsText, resolveUri } from "./resources.js"
 
@@ -28,6 +29,7 @@ export const makeSubscriptions = (notify: (uri: string) => Effect.Effect<void>) 
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const files = yield* SkillFiles
+    const fs = yield* Fs
     const subscribed = new Map<string, Seen>()
 
     /** What a URI looks like now; "gone" when it no longer names anything. */
@@ -46,7 +48,7 @@ export const makeSubscriptions = (notify: (uri: string) => Effect.Effect<void>) 
         }
         const relative = target.rest.length === 0 ? SKILL_FILE : target.rest.join("/")
         const resolved = yield* files.resolve(target.skill, relative)
-        const info = yield* statOrNull(resolved.real)
+        const info = yield* Effect.promise(async () => fs.async.stat(resolved.real))
         return {
           signature: info === null ? "missing" : JSON.stringify(fingerprintOf(info)),
           folders: [path.dirname(resolved.real)],

@@ -26,10 +26,12 @@ import {
   UriString,
 } from "../catalog/Uris.js"
 import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
-import { isBinary, mimeTypeOf, SkillFiles } from "../files/SkillFiles.js"
+import { mimeTypeOf } from "../files/MimeTypes.js"
+import { isBinary } from "../files/Reading.js"
+import { SkillFiles } from "../files/SkillFiles.js"
 import type { CatalogEntry } from "../instructions.js"
 import { renderAvailableSkills } from "../instructions.js"
-import { statOrNull } from "../platform/Paths.js"
+import { Fs } from "../platform/Fs.js"
 import { diagnosticsDocument } from "../report/CatalogReport.js"
 import { defaults, Settings } from "../Settings.js"
 import { CACHE_HINTS } from "./skills.js"
@@ -170,6 +172,7 @@ export const readResource = (params: typeof UriParams.Type) =>
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const files = yield* SkillFiles
+    const fs = yield* Fs
     const settings = yield* Settings
     const snapshot = yield* catalog.snapshot
     const target = yield* resolveUri(snapshot, params.uri)
@@ -199,7 +202,8 @@ export const readResource = (params: typeof UriParams.Type) =>
       }
       const relative = rest.length === 0 ? "SKILL.md" : rest.join("/")
       const resolved = yield* files.resolve(skill, relative)
-      if ((yield* statOrNull(resolved.real))?.isDirectory() === true) {
+      const info = yield* Effect.promise(async () => fs.async.stat(resolved.real))
+      if (info?.isDirectory() === true) {
         return yield* new InvalidArgument({
           argument: "uri",
           reason: `${echo(params.uri)} is a folder; list it with resources/directory/read`,

@@ -141,13 +141,93 @@ export const mapLimit = async <A, B>(
   return results
 }
 
+/** A folder opened for reading: its entries are reached through `at`. */
+export interface OpenFolder {
+  readonly at: string
+  readonly close: () => void
+}
+
+/**
+ * The calls that keep reads inside a skill (src/files/), with Node's and Linux's specifics. On
+ * Linux a descriptor's kernel path is read at `/proc/self/fd/N`, and an open folder's entries are
+ * reached through that path, which stays the very folder opened whatever happens to its name.
+ * The calls reject on failure.
+ */
+export interface ContainedCalls {
+  /**
+   * Opens a file to read it: never through a final link (ELOOP), without waiting for a FIFO's
+   * writer (O_NONBLOCK), never as the controlling terminal (O_NOCTTY).
+   */
+  readonly openFile: (file: string) => Promise<number>
+  /**
+   * Opens the real folder `real`, never through a final link. On Linux it is read through its
+   * descriptor, and the kernel's path of what was opened must be `real`: null when it is not
+   * (moved or swapped meanwhile). `within` is its path through its parent's open descriptor,
+   * when the parent was opened so: only the last name is then looked up, and the kernel's path
+   * need not be checked. Elsewhere, and without /proc, it is read by its path.
+   */
+  readonly openFolder: (real: string, within?: string) => Promise<OpenFolder | null>
+  /** The path the kernel has open as `fd`; null where it cannot say (no /proc). */
+  readonly openedPath: (fd: number) => Promise<string | null>
+  /**
+   * What `target` names, without following a final link or opening it for reading (a device is
+   * never opened), and the kernel's path of it (Linux's O_PATH); elsewhere a stat by path, with
+   * `opened` null.
+   */
+  readonly statNamed: (target: string) => Promise<{ readonly info: Stats; readonly opened: string | null }>
+  /** Closes a descriptor in the background: a read-only descriptor's close has nothing to report. */
+  readonly closeLater: (fd: number) => void
+}
+
+const onLinux = process.platform === "linux"
+/** Linux's `O_PATH` (Node does not export it): a descriptor that only names a file. */
+const O_PATH = 0o10000000
+const READ_FOLDER = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW
+
+const openedPath = (fd: number) => fsCalls.readlink(`/proc/self/fd/${fd}`).catch(() => null)
+const closeLater = (fd: number) => fs.close(fd, () => undefined)
+
+export const containedCalls: ContainedCalls = {
+  openFile: (file) => fsCalls.open(file, READ_NOFOLLOW),
+  openFolder: async (real, within) => {
+    const byPath = { at: real, close: () => undefined }
+    if (!onLinux) return byPath
+    const fd = await fsCalls.open(within ?? real, READ_FOLDER)
+    const open = { at: `/proc/self/fd/${fd}`, close: () => closeLater(fd) }
+    if (within !== undefined) return open
+    const opened = await openedPath(fd)
+    if (opened === real) return open
+    closeLater(fd)
+    // A removed folder's path ends with " (deleted)".
+    return opened === null ? byPath : null
+  },
+  openedPath,
+  statNamed: async (target) => {
+    if (!onLinux) return { info: await fsCalls.stat(target), opened: null }
+    const fd = await fsCalls.open(target, O_PATH | fs.constants.O_NOFOLLOW)
+    try {
+      const [opened, info] = await Promise.all([openedPath(fd), fsCalls.fstat(fd)])
+      return { info, opened }
+    } finally {
+      closeLater(fd)
+    }
+  },
+  closeLater,
+}
+
 export interface FsShape {
   readonly sync: SyncFsPort
   readonly async: FsPort
   readonly calls: typeof fsCalls
+  readonly contained: ContainedCalls
 }
 
 export class Fs extends Context.Tag("skills-mcp/Fs")<Fs, FsShape>() {
   /** The real file system, through Node. */
-  static readonly node: Layer.Layer<Fs> = Layer.succeed(Fs, { sync: syncFs, async: asyncFs, calls: fsCalls })
+  static readonly node: Layer.Layer<Fs> = Layer.succeed(Fs, {
+    sync: syncFs,
+    async: asyncFs,
+    calls: fsCalls,
+    contained: containedCalls,
+  })
 }

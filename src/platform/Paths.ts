@@ -1,13 +1,9 @@
 /**
- * Small, shared filesystem helpers. Containment decisions use the kernel's realpath
- * (`fs.realpath.native`), never the JavaScript re-implementation behind `fs.realpath`,
- * which collapses `..` before following the next link.
+ * Paths: small, shared helpers over paths and file identities (no disk access: that goes through
+ * the Fs service, src/platform/Fs.ts).
  */
 import type { Stats } from "node:fs"
 import * as path from "node:path"
-import * as Effect from "effect/Effect"
-import type { Io } from "./Fs.js"
-import { asyncFs } from "./Fs.js"
 
 /** What identifies one version of a file: a change to any of these means "re-read it". */
 export interface Fingerprint {
@@ -42,19 +38,6 @@ export const isInside = (base: string, target: string): boolean => {
  */
 export const childPath = (dir: string, name: string): string =>
   dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`
-
-/** One call of the asynchronous port (which answers null on failure), as an effect. */
-const viaPort = <A>(call: () => Io<A>): Effect.Effect<A> => Effect.promise(async () => call())
-
-/** The kernel's realpath, or null when the path cannot be resolved (missing, loop, no access). */
-export const realPathNative = (target: string) => viaPort(() => asyncFs.realpath(target))
-export const lstatOrNull = (target: string) => viaPort(() => asyncFs.lstat(target))
-export const statOrNull = (target: string) => viaPort(() => asyncFs.stat(target))
-export const readDirOrNull = (dir: string) => viaPort(() => asyncFs.readdir(dir))
-
-/** Kernel realpaths of several paths, asked at once: one wait instead of one per path. */
-export const realPathsNative = (targets: ReadonlyArray<string>): Effect.Effect<Array<string | null>> =>
-  Effect.promise(() => Promise.all(targets.map(asyncFs.realpath)))
 
 /** Joins relative segments with `/` whatever the platform (for URIs and tool output). */
 export const toPosix = (segments: ReadonlyArray<string>): string => segments.join("/")

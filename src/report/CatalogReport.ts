@@ -5,7 +5,7 @@
  */
 import * as path from "node:path"
 import type { Skill, Snapshot } from "../catalog/Snapshot.js"
-import type { WithheldFile } from "../files/SkillFiles.js"
+import type { WithheldFile } from "../files/Manifests.js"
 import { forTerminal } from "../Terminal.js"
 
 /** A path relative to `cwd` when it is below it, else absolute. */

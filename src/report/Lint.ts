@@ -11,8 +11,10 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles } from "../files/SkillFiles.js"
-import { isInside, readDirOrNull, statOrNull } from "../platform/Paths.js"
+import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from "../files/Manifests.js"
+import { SkillFiles } from "../files/SkillFiles.js"
+import { Fs } from "../platform/Fs.js"
+import { isInside } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import type { Candidate } from "../skills/Discovery.js"
 import { Discovery, nestedReason, SKILL_FILE } from "../skills/Discovery.js"
@@ -154,6 +156,9 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
     const settings = yield* Settings
     const discovery = yield* Discovery
     const files = yield* SkillFiles
+    const fs = yield* Fs
+    const statOrNull = (target: string) => Effect.promise(async () => fs.async.stat(target))
+    const readDirOrNull = (dir: string) => Effect.promise(async () => fs.async.readdir(dir))
 
     /** The skill's file count and bytes, as the Skills extension's manifest would count them. */
     const sizeOf = (candidate: Candidate) =>

@@ -1,0 +1,272 @@
+/**
+ * Folders: reading the folders of a skill, recursively (`walk`, `listFolder`) or one page of a
+ * folder's direct children (`makeFolderPages`).
+ *
+ * A folder found inside the skill can be replaced by a link to elsewhere before it is read: read
+ * by its path, the link's target would be listed under the folder's name. On Linux a folder is
+ * opened without following a final link, the kernel's path of what was opened must be the
+ * folder's real path, and its names and stats are read through the open descriptor
+ * (`/proc/self/fd/N`), which stays that very folder whatever happens to the path; its subfolders
+ * are opened through it. Elsewhere folders are read by path (docs/SECURITY.md, "Swaps").
+ * Links are resolved, and kept only when they lead inside the skill.
+ */
+import type { Stats } from "node:fs"
+import * as Effect from "effect/Effect"
+import { FileNotFound, InvalidArgument, SkillUnreadable } from "../Errors.js"
+import type { FsShape } from "../platform/Fs.js"
+import { errorCode, mapLimit } from "../platform/Fs.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { childPath, fingerprintOf, isInside, sameFingerprint } from "../platform/Paths.js"
+import { describeIoError } from "../skills/Frontmatter.js"
+import type { ResolvedPath, SkillRef } from "./Containment.js"
+import { resolveIn } from "./Containment.js"
+
+/** A file or folder inside a skill, with its real path and stat (a link's, of its target). */
+export interface FolderEntry {
+  readonly name: string
+  readonly real: string
+  readonly type: "file" | "directory"
+  readonly info: Stats
+}
+
+export interface ListingEntry {
+  readonly path: string
+  readonly type: "file" | "directory"
+  readonly size?: number
+}
+
+export interface Listing {
+  readonly path: string
+  readonly entries: ReadonlyArray<ListingEntry>
+  /** True when the listing stopped at MAX_LISTING entries or MAX_LISTING_DEPTH levels. */
+  readonly truncated: boolean
+}
+
+/** A listing stops after this many entries... */
+export const MAX_LISTING = 2_000
+/** ...and descends at most this many folder levels. */
+export const MAX_LISTING_DEPTH = 16
+/**
+ * A folder or file is trusted to be as it was only once it has not changed for this long: file
+ * system timestamps lag the clock (a coarse clock ticks every few ms; some file systems keep
+ * seconds), so one changed just now could change again and keep its timestamp.
+ */
+export const SETTLED_MS = 2_000
+/** Folders of at least this many entries keep their sorted names between pages... */
+const KEPT_FOLDER_MIN = 1_000
+/** ...and this many such folders at most (the oldest is dropped first). */
+const KEPT_FOLDERS = 16
+/** Entries examined at a time while walking a folder: a walk that stops early examines no more. */
+const WALK_PAGE = 256
+
+/** Errors that say a folder is not (or no longer) one to read here: it reads as empty. */
+const SKIPPED_CODES: ReadonlySet<unknown> = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "EPERM"])
+
+const unreadable = (skill: SkillRef, relative: string) => (reason: string) =>
+  new SkillUnreadable({
+    skillId: skill.id,
+    path: relative || ".",
+    reason: `cannot read the folder (${reason}); try again`,
+  })
+
+/** What a failed call answers: `skipped` for an error in SKIPPED_CODES; else it throws `fail`'s. */
+const skipOr =
+  <A>(skipped: A, fail: (reason: string) => SkillUnreadable) =>
+  (error: unknown): A => {
+    if (SKIPPED_CODES.has(errorCode(error))) return skipped
+    throw fail(describeIoError(error))
+  }
+
+/**
+ * Runs `use` on the real folder `real` opened for reading (Fs `openFolder`), then closes it. A
+ * folder gone, moved, replaced by a link or not readable gives `empty`; one that cannot be opened
+ * now (out of descriptors, an I/O error) fails rather than be left out.
+ */
+const inFolder = async <A>(
+  fs: FsShape,
+  folder: { readonly real: string; readonly within?: string | undefined },
+  fail: (reason: string) => SkillUnreadable,
+  empty: A,
+  use: (at: string) => Promise<A>,
+): Promise<A> => {
+  const open = await fs.contained.openFolder(folder.real, folder.within).catch(skipOr(null, fail))
+  if (open === null) return empty
+  try {
+    return await use(open.at)
+  } finally {
+    open.close()
+  }
+}
+
+/** The folder's names, sorted; none when it is gone or not readable. */
+const sortedNames = (fs: FsShape, at: string, fail: (reason: string) => SkillUnreadable) =>
+  fs.calls.readdir(at).then((names) => names.sort(), skipOr([], fail))
+
+/**
+ * The given names of one real folder of the skill (reached through `at`), examined: links
+ * resolved, and any that leave the skill (or dangle) left out, as is anything but files and
+ * folders. A link whose target cannot be looked at now fails with `fail`.
+ */
+const examine = async (
+  fs: FsShape,
+  base: string,
+  real: string,
+  at: string,
+  names: ReadonlyArray<string>,
+  fail: (reason: string) => SkillUnreadable,
+) => {
+  const entries = await mapLimit(names, 16, async (name): Promise<FolderEntry | null> => {
+    let target = childPath(real, name)
+    let info = await fs.async.lstat(childPath(at, name))
+    if (info?.isSymbolicLink() === true) {
+      const resolved = await fs.async.realpath(target)
+      if (resolved === null || !isInside(base, resolved)) return null
+      // Stat'ed through a descriptor of the target whose kernel path must still be inside: a
+      // folder on the way swapped for a link since it was resolved would stat something elsewhere.
+      const named = await fs.contained.statNamed(resolved).catch(skipOr(null, fail))
+      info = named !== null && (named.opened === null || isInside(base, named.opened)) ? named.info : null
+      target = resolved
+    }
+    if (info?.isDirectory() === true) return { name, real: target, type: "directory", info }
+    if (info?.isFile() === true) return { name, real: target, type: "file", info }
+    return null
+  })
+  return entries.filter((entry): entry is FolderEntry => entry !== null)
+}
+
+/**
+ * A read written with plain promises, as one effect (not an effect per folder or entry). A
+ * `SkillUnreadable` it rejects with is the failure; any other rejection is a defect. Once
+ * started it runs to its end, and closes what it opened, even when its request is cancelled.
+ */
+const folderRead = <A>(read: () => Promise<A>): Effect.Effect<A, SkillUnreadable> =>
+  Effect.tryPromise({ try: read, catch: (error) => error }).pipe(
+    Effect.catchAll((error) => (error instanceof SkillUnreadable ? Effect.fail(error) : Effect.die(error))),
+  )
+
+/**
+ * Walks the real folder `start` of the skill (`base` its real folder, `relative` its path in
+ * it) depth-first in name order, calling `visit` for each entry with its `/`-separated path;
+ * stops when `visit` answers false. Each real folder is read once. Answers whether every entry
+ * was visited (false: `visit` stopped it, or folders nest deeper than MAX_LISTING_DEPTH).
+ */
+export const walk = (
+  fs: FsShape,
+  skill: SkillRef,
+  base: string,
+  start: string,
+  relative: string,
+  visit: (entry: FolderEntry, path: string) => boolean,
+): Effect.Effect<boolean, SkillUnreadable> =>
+  folderRead(async () => {
+    const visited = new Set<string>([start])
+    let tooDeep = false
+    const go = async (folder: string, prefix: string, depth: number, within?: string): Promise<boolean> => {
+      const fail = unreadable(skill, prefix)
+      return inFolder(fs, { real: folder, within }, fail, true, async (at) => {
+        const names = await sortedNames(fs, at, fail)
+        for (let from = 0; from < names.length; from += WALK_PAGE) {
+          const page = names.slice(from, from + WALK_PAGE)
+          for (const entry of await examine(fs, base, folder, at, page, fail)) {
+            const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+            if (!visit(entry, path)) return false
+            if (entry.type !== "directory" || visited.has(entry.real)) continue
+            if (depth + 1 >= MAX_LISTING_DEPTH) {
+              tooDeep = true
+              continue
+            }
+            visited.add(entry.real)
+            // A folder found here (not through a link) is opened through this one.
+            const plain = entry.real === childPath(folder, entry.name) && at !== folder
+            if (!(await go(entry.real, path, depth + 1, plain ? childPath(at, entry.name) : undefined)))
+              return false
+          }
+        }
+        return true
+      })
+    }
+    const finished = await go(start, relative, 0)
+    return finished && !tooDeep
+  })
+
+const listingEntry = (path: string, entry: FolderEntry): ListingEntry =>
+  entry.type === "directory" ? { path, type: "directory" } : { path, type: "file", size: entry.info.size }
+
+/** A folder of the skill, or a failure saying why the path is not one. */
+export const folderOf = (fs: FsShape, skill: SkillRef, requested: string) =>
+  Effect.gen(function* () {
+    const resolved = yield* resolveIn(fs, skill, requested)
+    const info = yield* Effect.promise(async () => fs.async.stat(resolved.real))
+    if (info === null) return yield* new FileNotFound({ skillId: skill.id, path: resolved.relative })
+    if (!info.isDirectory()) {
+      return yield* new InvalidArgument({
+        argument: "path",
+        reason: `'${resolved.relative}' is a file, not a folder`,
+      })
+    }
+    return resolved
+  })
+
+/** A folder of the skill, listed recursively (files with sizes); stops at MAX_LISTING entries. */
+export const listFolder = (fs: FsShape, skill: SkillRef, folder: ResolvedPath) =>
+  Effect.suspend(() => {
+    const entries: Array<ListingEntry> = []
+    const visit = (entry: FolderEntry, path: string) => {
+      if (entries.length >= MAX_LISTING) return false
+      entries.push(listingEntry(path, entry))
+      return true
+    }
+    return Effect.map(
+      walk(fs, skill, folder.base, folder.real, folder.relative, visit),
+      (complete): Listing => ({ path: folder.relative, entries, truncated: !complete }),
+    )
+  })
+
+/**
+ * One page of a folder's direct children, in name order. Folders of KEPT_FOLDER_MIN entries or
+ * more keep their sorted names while the folder's fingerprint holds, so paging through 100,000
+ * entries reads and sorts the folder once per change, not once per page. Such a folder is first
+ * only marked; from its next read on its fingerprint is taken first and its names are kept,
+ * unless it changed too recently to be trusted (SETTLED_MS). Any other folder is read without
+ * a stat: one wait, not two.
+ */
+export const makeFolderPages = (fs: FsShape) => {
+  const kept = new Map<string, { readonly fingerprint: Fingerprint | null; readonly names: Array<string> }>()
+
+  const keep = (real: string, info: Stats | null, names: Array<string>) => {
+    kept.delete(real) // re-inserted last: the oldest is dropped first
+    if (names.length < KEPT_FOLDER_MIN) return
+    if (kept.size >= KEPT_FOLDERS) kept.delete(kept.keys().next().value ?? "")
+    const settled = info !== null && Date.now() - info.mtimeMs > SETTLED_MS
+    kept.set(real, settled ? { fingerprint: fingerprintOf(info), names } : { fingerprint: null, names: [] })
+  }
+
+  const namesIn = async (real: string, at: string, fail: (reason: string) => SkillUnreadable) => {
+    const known = kept.get(real)
+    let info: Stats | null = null
+    if (known !== undefined) {
+      info = await fs.async.stat(at)
+      if (info === null) return []
+      if (known.fingerprint !== null && sameFingerprint(known.fingerprint, fingerprintOf(info)))
+        return known.names
+    }
+    const names = await sortedNames(fs, at, fail)
+    keep(real, info, names)
+    return names
+  }
+
+  return (skill: SkillRef, folder: ResolvedPath, offset: number, limit: number) =>
+    folderRead(async () => {
+      const fail = unreadable(skill, folder.relative)
+      const prefix = folder.relative === "" ? "" : `${folder.relative}/`
+      return inFolder(fs, folder, fail, { entries: [], more: false }, async (at) => {
+        const names = await namesIn(folder.real, at, fail)
+        const page = names.slice(offset, offset + limit)
+        const entries = await examine(fs, folder.base, folder.real, at, page, fail)
+        return {
+          entries: entries.map((entry) => listingEntry(`${prefix}${entry.name}`, entry)),
+          more: offset + limit < names.length,
+        }
+      })
+    })
+}

@@ -1,0 +1,139 @@
+/**
+ * Reading: one regular file of a skill, already resolved inside it (Containment.ts), read whole
+ * within the size limit. The open refuses a final link, never waits for a FIFO and never takes a
+ * terminal (Fs `contained.openFile`); on Linux the path the kernel opened is checked again, so a
+ * path swapped since it was resolved is still refused; the open file's type and size are checked
+ * before a byte is read.
+ */
+import type { Stats } from "node:fs"
+import * as Effect from "effect/Effect"
+import type { SkillError } from "../Errors.js"
+import {
+  BinaryFile,
+  FileNotFound,
+  FileTooLarge,
+  InvalidArgument,
+  PathEscape,
+  SkillUnreadable,
+} from "../Errors.js"
+import type { FsShape } from "../platform/Fs.js"
+import { errorCode } from "../platform/Fs.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { fingerprintOf, isInside } from "../platform/Paths.js"
+import { describeIoError } from "../skills/Frontmatter.js"
+import type { ResolvedPath, SkillRef } from "./Containment.js"
+import { mimeTypeOf } from "./MimeTypes.js"
+
+export interface FileContent {
+  readonly path: string
+  readonly size: number
+  readonly mimeType: string
+  readonly bytes: Uint8Array
+}
+
+export interface TextFile {
+  readonly path: string
+  readonly size: number
+  readonly mimeType: string
+  readonly text: string
+}
+
+/** NUL bytes or invalid UTF-8 mean "binary". */
+export const isBinary = (bytes: Uint8Array): boolean => {
+  if (bytes.subarray(0, 8192).includes(0)) return true
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes)
+    return false
+  } catch {
+    return true
+  }
+}
+
+/**
+ * The bytes of an open regular file of `size` bytes (as its stat said), read from its start; or,
+ * when it holds more than `limit` bytes (it grew since), how many were read.
+ */
+const readWhole = async (fs: FsShape, fd: number, size: number, limit: number): Promise<Buffer | number> => {
+  const buffer = Buffer.alloc(Math.min(size, limit) + 1)
+  let length = 0
+  for (;;) {
+    const wanted = buffer.length - length
+    const { bytesRead } = await fs.calls.read(fd, buffer, length, wanted, length)
+    length += bytesRead
+    // A short read that reaches the size the stat gave is the end: no second read to be told so.
+    if (bytesRead === 0 || length === buffer.length || (bytesRead < wanted && length === size)) break
+  }
+  return length > limit ? length : buffer.subarray(0, length)
+}
+
+/** The refusals a read throws, given as they are; anything else is an I/O error of the file. */
+const isRefusal = (error: unknown): error is SkillError =>
+  error instanceof PathEscape ||
+  error instanceof FileTooLarge ||
+  error instanceof InvalidArgument ||
+  error instanceof SkillUnreadable
+
+/**
+ * Reads a file resolved inside the skill, within `maxFileBytes`, with the fingerprint of the file
+ * as it was opened (before it was read). With `found` (the file as a walk of the skill found it),
+ * the opened file must also be that very file (device and inode), on every platform.
+ */
+export const fileReader =
+  (fs: FsShape, maxFileBytes: number) =>
+  (
+    skill: SkillRef,
+    resolved: ResolvedPath,
+    requested: string,
+    found?: Stats,
+  ): Effect.Effect<{ readonly content: FileContent; readonly opened: Fingerprint }, SkillError> => {
+    const relative = resolved.relative
+    const refuse = (reason: string) => new InvalidArgument({ argument: "path", reason })
+    return Effect.tryPromise({
+      try: async () => {
+        const fd = await fs.contained.openFile(resolved.real)
+        try {
+          const [opened, info] = await Promise.all([fs.contained.openedPath(fd), fs.calls.fstat(fd)])
+          if (opened !== null && !isInside(resolved.base, opened)) {
+            throw new PathEscape({ skillId: skill.id, requested })
+          }
+          if (found !== undefined && (info.dev !== found.dev || info.ino !== found.ino)) {
+            throw new SkillUnreadable({
+              skillId: skill.id,
+              path: relative,
+              reason: "it was replaced while the skill's files were being read; try again",
+            })
+          }
+          if (info.isDirectory()) throw refuse(`'${relative || "."}' is a folder, not a file`)
+          if (!info.isFile()) {
+            throw refuse(`'${relative}' is not a regular file (a pipe, socket or device is never read)`)
+          }
+          const tooLarge = (size: number) =>
+            new FileTooLarge({ skillId: skill.id, path: relative, size, limit: maxFileBytes })
+          if (info.size > maxFileBytes) throw tooLarge(info.size)
+          const bytes = await readWhole(fs, fd, info.size, maxFileBytes)
+          if (typeof bytes === "number") throw tooLarge(bytes)
+          const mimeType = mimeTypeOf(relative, () => !isBinary(bytes))
+          const content: FileContent = { path: relative, size: bytes.length, mimeType, bytes }
+          return { content, opened: fingerprintOf(info) }
+        } finally {
+          fs.contained.closeLater(fd)
+        }
+      },
+      catch: (error): SkillError =>
+        errorCode(error) === "ENOENT"
+          ? new FileNotFound({ skillId: skill.id, path: relative })
+          : isRefusal(error)
+            ? error
+            : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) }),
+    })
+  }
+
+/** A file's text; binary files are refused with their size and type. */
+export const textOf = (skill: SkillRef, file: FileContent): Effect.Effect<TextFile, BinaryFile> => {
+  if (isBinary(file.bytes)) {
+    const mimeType = file.mimeType.startsWith("text/") ? "binary data" : file.mimeType
+    return Effect.fail(new BinaryFile({ skillId: skill.id, path: file.path, size: file.size, mimeType }))
+  }
+  const text = Buffer.from(file.bytes).toString("utf8")
+  return Effect.succeed({ path: file.path, size: file.size, mimeType: file.mimeType, text })
+}
