@@ -12,8 +12,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { globProblem } from "./Access.js"
 import { UsageError } from "./Errors.js"
-import { globProblem } from "./skills/Access.js"
 
 export interface Root {
   /** Absolute path as configured (`~` expanded, resolved against the working directory). */

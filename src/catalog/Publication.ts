@@ -15,8 +15,7 @@
  */
 
 import { codePoints, MAX_DESCRIPTION, MAX_NAME, nameProblems } from "../skills/Validation.js"
-import type { Skill } from "./Snapshot.js"
-import type { UriClaim } from "./Uris.js"
+import type { UriClaim, UriSubject } from "./Uris.js"
 import { pathKey, skillPathOf, uriKey } from "./Uris.js"
 
 /** Where a skill's files live in URI space. */
@@ -27,7 +26,13 @@ export interface Address {
   readonly published: boolean
 }
 
-export type Claim = UriClaim<Skill>
+/** What publication looks at of a skill. */
+export interface Publishable extends UriSubject {
+  readonly id: string
+  readonly description: string
+  /** Its SKILL.md, to name it in reasons. */
+  readonly file: string
+}
 
 /** A served skill left out of the Skills extension's listing (still reachable through the tools). */
 export interface UnpublishedSkill {
@@ -36,14 +41,14 @@ export interface UnpublishedSkill {
   readonly reason: string
 }
 
-export interface Publication {
+export interface Publication<S extends Publishable> {
   /** Skills listed by `skills/list`, in catalog order. */
-  readonly published: ReadonlyArray<Skill>
+  readonly published: ReadonlyArray<S>
   readonly unpublished: ReadonlyArray<UnpublishedSkill>
   /** Every claimed URI space by its key (`uriKey` of its base): no key is a prefix of another. */
-  readonly claims: ReadonlyMap<string, Claim>
+  readonly claims: ReadonlyMap<string, UriClaim<S>>
   /** Each skill's address; a skill with none is reached through the tools only. */
-  readonly addresses: ReadonlyMap<Skill, Address>
+  readonly addresses: ReadonlyMap<S, Address>
 }
 
 /** Single-segment URIs the server keeps for its own documents (`skill://prompt-xml`, `skill://diagnostics`). */
@@ -53,7 +58,7 @@ export const RESERVED = new Set(["prompt-xml", "diagnostics"])
 const LISTABLE_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
 /** Why a host verifying `skills/list` would reject the skill's frontmatter, if it would. */
-const verificationProblem = (skill: Skill): string | undefined => {
+const verificationProblem = (skill: Publishable): string | undefined => {
   if (skill.name.length > MAX_NAME || !LISTABLE_NAME.test(skill.name)) {
     const problems = nameProblems(skill.name)
     const detail =
@@ -72,14 +77,15 @@ const verificationProblem = (skill: Skill): string | undefined => {
 const segmentsOf = (key: string) => key.split("/")
 
 /** Decides publication and URI ownership for skills in priority order. */
-export const publish = (skills: ReadonlyArray<Skill>): Publication => {
+export const publish = <S extends Publishable>(skills: ReadonlyArray<S>): Publication<S> => {
+  type Claim = UriClaim<S>
   const claims = new Map<string, Claim>()
   /** Every proper prefix of a claimed key, with the claim below it. */
   const below = new Map<string, Claim>()
-  const addresses = new Map<Skill, Address>()
-  const published: Array<Skill> = []
+  const addresses = new Map<S, Address>()
+  const published: Array<S> = []
   const unpublished: Array<UnpublishedSkill> = []
-  const ids = new Map<string, Skill>()
+  const ids = new Map<string, S>()
   for (const skill of skills) {
     const id = skill.id.normalize("NFC")
     if (!ids.has(id)) ids.set(id, skill)
@@ -98,7 +104,7 @@ export const publish = (skills: ReadonlyArray<Skill>): Publication => {
   }
 
   /** Claims `base` for `skill`; its first claim is its address. */
-  const claim = (skill: Skill, base: ReadonlyArray<string>, isPublished: boolean) => {
+  const claim = (skill: S, base: ReadonlyArray<string>, isPublished: boolean) => {
     const key = uriKey(base)
     const entry: Claim = { skill, base, published: isPublished }
     claims.set(key, entry)

@@ -9,8 +9,9 @@ import type { Fingerprint } from "../platform/Paths.js"
 import type { DiscoveryNotice } from "../skills/Discovery.js"
 import type { ParsedFrontmatter } from "../skills/Frontmatter.js"
 import type { Diagnostic } from "../skills/Validation.js"
-import type { Address, Claim, Publication, UnpublishedSkill } from "./Publication.js"
+import type { Address, Publication, UnpublishedSkill } from "./Publication.js"
 import { publish } from "./Publication.js"
+import type { UriClaim } from "./Uris.js"
 
 export interface Skill {
   /** The folder name; the key in tool arguments. */
@@ -65,7 +66,7 @@ export interface Snapshot {
   readonly published: ReadonlyArray<Skill>
   readonly unpublished: ReadonlyArray<UnpublishedSkill>
   /** Who owns which `skill://` URI space, by `uriKey` of its base; no key is a prefix of another. */
-  readonly claims: ReadonlyMap<string, Claim>
+  readonly claims: ReadonlyMap<string, UriClaim<Skill>>
   /** Each skill's address in URI space; none for a skill reached through the tools only. */
   readonly addresses: ReadonlyMap<Skill, Address>
 }
@@ -96,7 +97,7 @@ export const makeSnapshot = (input: {
   const byId = new Map<string, Skill>()
   for (const skill of input.skills) if (!byId.has(skill.id)) byId.set(skill.id, skill)
   // Publication is made on first use: the extension's listing may never be asked for.
-  let publication: Publication | undefined
+  let publication: Publication<Skill> | undefined
   const published = () => {
     publication ??= publish(input.skills)
     return publication

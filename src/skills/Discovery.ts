@@ -12,14 +12,14 @@
  */
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
+import type { IdFilter } from "../Access.js"
+import { idFilter } from "../Access.js"
 import type { FsPort } from "../platform/Fs.js"
 import { Fs, mapLimit } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { childPath, fingerprintOf, isInside } from "../platform/Paths.js"
 import type { Root } from "../Settings.js"
 import { Settings } from "../Settings.js"
-import type { IdFilter } from "./Access.js"
-import { idFilter } from "./Access.js"
 
 export const SKILL_FILE = "SKILL.md"
 
