@@ -181,32 +181,9 @@ const logDefects = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 
 export const makeRunner = <R>(): Effect.Effect<Runner<R>, never, R> =>
   Effect.map(Effect.runtime<R>(), (runtime) => {
-    /**
-     * Runs a request's effect to its exit. The answer is taken out of the fiber rather than left
-     * as its exit value: a fiber that is done stays alive for V8's scavenges for a while after
-     * (through what, we did not find: nothing reachable holds it, and a full collection frees it),
-     * and with it everything its exit held. At 1,000 skills the first 1,000 `list_skills` calls
-     * after a start left 39 KB each to the old generation that way, 6.5 KB with the answer taken
-     * out (see the README's Performance section).
-     */
-    const run = async <A, E>(
-      effect: Effect.Effect<A, E, R>,
-      signal: AbortSignal,
-    ): Promise<Exit.Exit<A, E>> => {
-      let answer: { readonly value: A } | undefined
-      const exit = await Runtime.runPromiseExit(runtime)(
-        Effect.map(logDefects(effect), (value) => {
-          answer = { value }
-        }),
-        { signal },
-      )
-      const taken = answer
-      answer = undefined
-      if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
-      return taken === undefined
-        ? Exit.die(new Error("the request's answer went missing"))
-        : Exit.succeed(taken.value)
-    }
+    /** Runs a request's effect to its exit; a defect is logged with its cause on stderr. */
+    const run = <A, E>(effect: Effect.Effect<A, E, R>, signal: AbortSignal): Promise<Exit.Exit<A, E>> =>
+      Runtime.runPromiseExit(runtime)(logDefects(effect), { signal })
     const request = async <A>(
       effect: Effect.Effect<A, SkillError, R>,
       signal: AbortSignal,

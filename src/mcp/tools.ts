@@ -246,29 +246,9 @@ export const toolDefinitions = (snapshot: Snapshot, budget: number): Array<Tool>
 // ---------------------------------------------------------------------------------------
 // Handlers
 
-/**
- * Whitespace other than a single space: only then is there anything to collapse. Testing
- * first matters: a replace builds a new string for each of the hundred lines of every page.
- */
-const LOOSE_WHITESPACE = /[^\S ]|\s\s/
-
-/**
- * Lines already made, by skill: a catalog's skills are immutable (a change replaces the object),
- * and testing a page's 100 descriptions for loose whitespace again took about 10% of a
- * `list_skills` at 10,000 skills. Weak: a line goes with its skill.
- */
-const summaryLines = new WeakMap<Skill, string>()
-
-const summaryLine = (skill: Skill) => {
-  const known = summaryLines.get(skill)
-  if (known !== undefined) return known
-  const description = LOOSE_WHITESPACE.test(skill.description)
-    ? skill.description.replace(/\s+/g, " ")
-    : skill.description
-  const line = `- ${skill.id}${skill.name === skill.id ? "" : ` (${skill.name})`}: ${description}`
-  summaryLines.set(skill, line)
-  return line
-}
+/** A skill as one line of list_skills' text: its description's whitespace runs collapsed. */
+const summaryLine = (skill: Skill) =>
+  `- ${skill.id}${skill.name === skill.id ? "" : ` (${skill.name})`}: ${skill.description.replace(/\s+/g, " ")}`
 
 const listSkills = (input: unknown) =>
   Effect.gen(function* () {
