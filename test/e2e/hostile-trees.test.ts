@@ -1,5 +1,5 @@
 /**
- * Skill trees too large or too odd to commit, made in a temporary folder: 100,000 entries,
+ * Skill trees too large or too odd to commit, made in a temporary folder: 10,000 entries,
  * folders deeper than the limits, a file of 8 GiB (sparse), a frontmatter of 1 MB, files
  * changing between list and read, case variants and, as a non-root user, unreadable files.
  */
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
 import { eventually, initializeLine, jsonRpcLines, runRaw, startServer } from "../support/server.js"
 
-const ENTRIES = 100_000
+const ENTRIES = 10_000
 
 let root: string
 let server: RunningServer
@@ -92,7 +92,7 @@ afterAll(async () => {
 })
 
 describe("large and deep trees", () => {
-  it("serves a skill holding 100,000 files: listings are capped and say so, directory reads page", async () => {
+  it("serves a skill holding 10,000 files: listings are capped and say so, directory reads page", async () => {
     const listing = await call("read_skill_file", { id: "crowded", path: "assets" })
     expect(listing.isError).toBeUndefined()
     const structured = listing.structuredContent as { entries: Array<unknown>; truncated?: boolean }
