@@ -228,6 +228,24 @@ describe("search ranking", () => {
     expect(index.size()).toBe(half.length + 2)
   })
 
+  it("ranks as a fresh index while removals add up past a quarter of the skills, and after", () => {
+    const skills = generated()
+    const { index, rank } = indexOf(skills)
+    const queries = ["report", "deplo", "testing charts", "translaton", "invoice clusters reports"]
+    let current = skills
+    // 30 skills leave and one is edited at each step: the index is rebuilt along the way.
+    for (let step = 1; step <= 8; step++) {
+      current = current
+        .filter((_, at) => at % 13 !== step)
+        .map((entry, at) => (at === step ? skill(entry.id, "Golang deployment reports.") : entry))
+      index.sync(current, new Map(current.map((entry) => [entry.id, entry])))
+      expect(index.size()).toBe(current.length)
+      for (const query of [...queries, "golang"])
+        expect(rank(query).ids, query).toEqual(freshRank(current, query))
+    }
+    expect(current.length).toBeLessThan(skills.length * 0.6)
+  })
+
   it("leaves out a query's most common word while its words are held by more than 10,000 entries", () => {
     // "common" in 10,500 descriptions: with any other word, the query is over the bound.
     const skills = [
