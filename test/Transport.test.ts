@@ -194,26 +194,6 @@ describe("LineTransport", () => {
     expect(transport.pending).toBe(0)
   })
 
-  it("knows how long the oldest unanswered request has waited (0 when none waits)", async () => {
-    const { input, transport } = setup()
-    await transport.start()
-    expect(transport.oldestWaitMs()).toBe(0)
-    input.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
-    await tick()
-    await new Promise((resolve) => setTimeout(resolve, 2))
-    input.write('{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
-    await tick()
-    const bothWaiting = transport.oldestWaitMs()
-    expect(bothWaiting).toBeGreaterThan(0)
-    // The first answered, the second (read later) is the oldest.
-    await transport.send({ jsonrpc: "2.0", id: 1, result: {} })
-    const secondWaiting = transport.oldestWaitMs()
-    expect(secondWaiting).toBeGreaterThan(0)
-    expect(secondWaiting).toBeLessThan(bothWaiting)
-    await transport.send({ jsonrpc: "2.0", id: 2, result: {} })
-    expect(transport.oldestWaitMs()).toBe(0)
-  })
-
   it("stops reading while the output is backed up, and counts a request until its answer is taken", async () => {
     const input = new PassThrough()
     const { output, taken, take } = heldOutput()

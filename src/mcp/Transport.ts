@@ -73,8 +73,6 @@ const errorResponse = (id: RequestId | null, code: number, message: string) => (
 
 /** A request read and not yet answered, or answered and its answer not yet flushed. */
 interface InFlight {
-  /** When it was read (performance.now()). */
-  readonly since: number
   /** Its answer is written, waiting to be flushed. */
   answered: boolean
 }
@@ -124,12 +122,6 @@ export class LineTransport implements Transport {
     this.output.on("drain", this.readOn)
   }
 
-  /** Requests received since the start. */
-  get received(): number {
-    return this.receivedCount
-  }
-  private receivedCount = 0
-
   /** Requests received whose answer is not yet flushed to the output. */
   get pending(): number {
     return this.inFlight.size
@@ -140,13 +132,6 @@ export class LineTransport implements Transport {
     let count = 0
     for (const request of this.inFlight.values()) if (!request.answered) count++
     return count
-  }
-
-  /** How long the oldest request not yet answered has waited, in ms; 0 when none waits. */
-  oldestWaitMs(): number {
-    for (const request of this.inFlight.values())
-      if (!request.answered) return performance.now() - request.since
-    return 0
   }
 
   /** When (performance.now()) the output last took a message (its write's callback ran). */
@@ -350,8 +335,7 @@ export class LineTransport implements Transport {
         return
       }
       if (message.method === "initialize") this.initialize = message.id
-      this.receivedCount++
-      this.inFlight.set(message.id, { since: performance.now(), answered: false })
+      this.inFlight.set(message.id, { answered: false })
       if (this.inFlight.size >= MAX_IN_FLIGHT) {
         this.full = true
         this.pauseReading()

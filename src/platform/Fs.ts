@@ -35,18 +35,11 @@ export interface FsPort {
   readonly concurrency: number
 }
 
-/**
- * A port whose operations answer at once (no promise): the first scan's, which also opens each
- * SKILL.md before it knows what the file is.
- */
+/** A port whose operations answer at once (no promise): the first scan's. */
 export type SyncFsPort = {
   readonly [K in keyof FsPort]: FsPort[K] extends (...args: infer A) => Io<infer R>
     ? (...args: A) => R
     : FsPort[K]
-} & {
-  /** Opens a file that is not a symbolic link (ELOOP for one; only where `opensRefuseLinks`). */
-  readonly openNoFollow: (file: string) => number
-  readonly fstat: (fd: number) => Stats
 }
 
 /** The `code` of a Node system error (`ENOENT`, ...), or undefined for anything else. */
@@ -68,24 +61,15 @@ const nullOnError =
  * a terminal device never becomes the process's controlling terminal.
  */
 const READ_NONBLOCK = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY
+/** ...and never through a final symbolic link. */
 const READ_NOFOLLOW = READ_NONBLOCK | fs.constants.O_NOFOLLOW
-
-/** Whether `openNoFollow` refuses a symbolic link here (Windows has no O_NOFOLLOW: it follows). */
-export const opensRefuseLinks = "O_NOFOLLOW" in fs.constants
-
-/** `lstat` now, without following a final link; null when there is nothing there or it fails. */
-export const lstatNow = nullOnError(
-  (target: string): Stats | null => fs.lstatSync(target, { throwIfNoEntry: false }) ?? null,
-)
 
 export const syncFs: SyncFsPort = {
   readdir: nullOnError((dir: string) => fs.readdirSync(dir, { withFileTypes: true })),
-  lstat: lstatNow,
+  lstat: nullOnError((target: string) => fs.lstatSync(target, { throwIfNoEntry: false }) ?? null),
   stat: nullOnError((target: string) => fs.statSync(target)),
   realpath: nullOnError((target: string) => fs.realpathSync.native(target)),
   open: (file) => fs.openSync(file, READ_NONBLOCK),
-  openNoFollow: (file) => fs.openSync(file, READ_NOFOLLOW),
-  fstat: (fd) => fs.fstatSync(fd),
   read: (fd, buffer, offset, length, position) => fs.readSync(fd, buffer, offset, length, position),
   close: (fd) => fs.closeSync(fd),
   concurrency: 1,
@@ -93,10 +77,8 @@ export const syncFs: SyncFsPort = {
 
 /**
  * Node's callback API, promisified; the calls reject on failure (`asyncFs` below answers null
- * instead). Every asynchronous file operation of the server goes through these, never through
- * `fs.promises`. Node 20 loads that module, and the seven it
- * needs (readline's among them), on its first use: 2 to 3 ms of the first request that read a
- * file. Each call costs the same either way (one round trip to the thread pool).
+ * instead). Node's `fs.promises` would cost the same per call, but loads seven more modules on
+ * its first use, in the middle of serving.
  */
 export const fsCalls = {
   readdir: promisify(fs.readdir),

@@ -381,10 +381,6 @@ const segmentsKey = (segments: ReadonlyArray<string>) => segments.join("/")
 
 const compareKeys = (left: string, right: string) => (left < right ? -1 : left > right ? 1 : 0)
 
-/** Discovery's order within a root: by the folder path below its collection. */
-export const compareSegments = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
-  compareKeys(segmentsKey(a), segmentsKey(b))
-
 export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery", {
   effect: Effect.gen(function* () {
     const settings = yield* Settings
