@@ -67,7 +67,9 @@ const verificationProblem = (skill: Publishable): string | undefined => {
         : "it has characters outside a-z, 0-9 and '-', which hosts that verify skills/list reject"
     return `its name '${skill.name}' breaks the Agent Skills naming rules (${detail})`
   }
-  const length = codePoints(skill.description)
+  // No more code points than UTF-16 units: most descriptions need no count.
+  const length =
+    skill.description.length <= MAX_DESCRIPTION ? skill.description.length : codePoints(skill.description)
   if (length > MAX_DESCRIPTION) {
     return `its description is ${length} characters, over the ${MAX_DESCRIPTION}-character limit that hosts verify`
   }

@@ -36,7 +36,11 @@ export const skillPathOf = (skill: UriSubject): ReadonlyArray<string> => [
 export const pathKey = (segments: ReadonlyArray<string>): string => segments.join("/")
 
 /** The lookup key of URI segments: NFC, so `café` matches however a client composed it. */
-export const uriKey = (segments: ReadonlyArray<string>): string => pathKey(segments).normalize("NFC")
+export const uriKey = (segments: ReadonlyArray<string>): string => {
+  const key = pathKey(segments)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is what needs no normalising
+  return /^[\x00-\x7f]*$/.test(key) ? key : key.normalize("NFC")
+}
 
 /**
  * A path segment as written in a URI: letters and digits of any script stay as they are, so
