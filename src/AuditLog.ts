@@ -1,7 +1,7 @@
 /**
  * AuditLog: one JSON object per line on stderr for every access to skill content (tool calls,
- * resources/read, resources/directory/read, skills/get, prompts/get): when, which client,
- * what, which skill, path or URI, the outcome, how long.
+ * resources/read, resources/directory/read, resources/subscribe, skills/get, prompts/get,
+ * completion/complete): when, which client, what, which skill, path or URI, the outcome, how long.
  * A port: `AuditLog.stderr` in the server, an in-memory sink in tests.
  */
 import * as Context from "effect/Context"
@@ -14,7 +14,7 @@ export interface AuditRecord {
   readonly tool: string
   readonly skill?: string
   readonly path?: string
-  /** The URI of a resource read, or the prompt (and its argument) of a prompt get. */
+  /** The URI read or subscribed to; a prompt get's prompt and argument; a completion's ref and argument. */
   readonly uri?: string
   /** The client's name from `initialize` (clientInfo.name), when known. */
   readonly client?: string

@@ -81,7 +81,7 @@ const renderEntry = (entry: CatalogEntry): string => {
 
 const OPEN = "<available_skills>\n"
 const CLOSE = "</available_skills>"
-/** The shortest entry there can be: an entry shorter than this never fits what is left. */
+/** The shortest entry there can be: once less room than this is left, no entry fits. */
 const MIN_ENTRY = renderEntry({ id: "x", name: "x", description: "x" }).length
 /** Room below which a catalog could not even say how many skills it leaves out. */
 export const MIN_CATALOG = 200

@@ -4,11 +4,8 @@
  * watcher covers every folder, by applying the changes it saw (`useWatcher`); otherwise at most
  * once per `refreshIntervalMs`, by discovering again (a stat per skill). Either way only the
  * SKILL.md files whose fingerprint changed are parsed again (src/catalog/Build.ts), and a change
- * makes a new snapshot (src/catalog/Snapshot.ts), announced on `changes`.
- *
- * The first scan runs before anything is served, with synchronous reads (several times faster
- * on a small machine than a thread-pool round trip per file); every later refresh reads
- * asynchronously, leaving the event loop to requests.
+ * makes a new snapshot (src/catalog/Snapshot.ts), announced on `changes`. The first scan runs
+ * before anything is served, with synchronous reads; later refreshes read asynchronously (Fs).
  */
 
 import type { Stats } from "node:fs"
@@ -252,9 +249,8 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const refresh = lock.withPermits(1)(rescan())
 
     /**
-     * Before a read: while a watcher covers every folder, apply the changes it saw (a request
-     * right after an edit sees it, without waiting for the watcher's debounce); otherwise
-     * discover again unless the last check is more recent than the refresh interval.
+     * Before a read: applies the watcher's pending changes (a request right after an edit sees it,
+     * debounce or not), or, with no watcher, discovers again once the refresh interval has passed.
      */
     const ensureFresh = Effect.suspend(() =>
       watched !== undefined

@@ -1,32 +1,14 @@
 /**
- * Search: ranks skills by relevance to a query over their id, name and description.
- *
- * - Words are split on anything that is not a letter or a digit (`pdf-tools` is `pdf` and
- *   `tools`), compared without case, and a few English stop words (`the`, `for`, `with`...)
- *   are left out on both sides.
- * - A query word also matches words it begins (`spread` finds `spreadsheets`); a word no skill
- *   holds may be a typo and, from five letters on, also matches words one edit away (two from
- *   nine letters: `spredsheet` finds `spreadsheets`). Exact matches score above prefix
- *   matches, which score above typos.
- * - The id and name weigh three times the description.
- * - Skills matching every word come first; only when none does, skills matching some of the
- *   words are ranked instead (the result says which).
- * - Equal scores keep catalog order (first root first).
- * - A query's first 12 distinct words count (a query is a few words, not a document).
- * - Common words bound the work in large catalogs: while a query's words, with the words each
- *   stands for (begins, or is a typo of), are held by more than 10,000 (skill, field) pairs in
- *   all, its most common word is left out, down to one word. A word most skills hold says
- *   little about the task (BM25 weighs it near zero) and is what makes a search slow. Small
- *   catalogs are never affected.
- *
- * An exact id or name is put first by the Catalog, not here.
+ * Search: ranks skills by relevance to a query over their id, name and description. The rules
+ * as users see them (words, prefixes, typos, weights, all words first, the bound on common
+ * words) are in docs/MCP.md, `list_skills`. An exact id or name is put first by the Catalog.
  *
  * The scoring is MiniSearch's (BM25+ with its parameters, prefix and typo weights, a skill's
  * score times the number of query words it matches) and the terms sit in its radix tree
  * (`minisearch/SearchableMap`, for prefix and typo lookups), but the postings are ours: one
- * typed array per term, and a ranking sums scores in one array by document number. MiniSearch's
- * own index (a Map per term and field, a result object per matching skill and field) held 14 MB
- * against 3 at 10,000 skills, and its p99 over the bench's queries was 18-34 ms against 2-2.5.
+ * typed array per term, and a ranking sums scores in one array by document number (MiniSearch's
+ * own index, a Map per term and field and an object per match, costs several times the memory
+ * and query time).
  *
  * `sync` re-indexes only skills whose metadata object changed (the catalog keeps unchanged ones
  * as the very same objects). A removed skill's entries stay, skipped, while the counts of holders
@@ -49,11 +31,15 @@ export interface Ranking<S extends Searchable> {
 }
 
 const MAX_QUERY_WORDS = 12
-/** Most (skill, field) pairs a query may score, over its words and the words they stand for. */
+/**
+ * Most (skill, field) pairs a query may score, over its words and the words they stand for;
+ * past it the most common words are dropped (down to one): a word most skills hold says little
+ * (BM25 weighs it near zero) and is what makes a search slow.
+ */
 const MAX_QUERY_PAIRS = 10_000
 /**
  * A word's occurrences counted at most in a field of a skill (an entry each): more than a
- * 1,024-character description holds, so a hostile 256 KB one costs 512 entries, not 80,000.
+ * 1,024-character description holds, so a hostile long one costs no more.
  */
 const MAX_OCCURRENCES = 512
 

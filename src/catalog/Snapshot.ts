@@ -71,10 +71,7 @@ export interface Snapshot {
   readonly addresses: ReadonlyMap<Skill, Address>
 }
 
-/**
- * `make` for a snapshot, made once per snapshot: for what requests page or filter through, which
- * would otherwise be made for each.
- */
+/** `make`, run once per snapshot (by identity): for what requests page or filter through. */
 export const perSnapshot = <A>(make: (snapshot: Snapshot) => A): ((snapshot: Snapshot) => A) => {
   const made = new WeakMap<Snapshot, { readonly value: A }>()
   return (snapshot) => {

@@ -32,7 +32,6 @@ export const skillPathOf = (skill: UriSubject): ReadonlyArray<string> => [
   skill.name,
 ]
 
-/** Decoded segments joined with `/`. */
 export const pathKey = (segments: ReadonlyArray<string>): string => segments.join("/")
 
 /** The lookup key of URI segments: NFC, so `café` matches however a client composed it. */

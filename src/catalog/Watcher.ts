@@ -3,12 +3,12 @@
  *
  * Node's own `fs.watch`, one non-recursive watch per folder that matters (roots, groups, skill
  * folders, and the folders of subscribed files), rather than a recursive watcher: a recursive
- * watch crawls and watches every folder of every skill (references, scripts, assets), which is
- * most of the memory and start-up of watcher-based peers, while a new skill, a removed one and
- * an edited SKILL.md all show up in the folders watched here. No native addon is needed (the
- * server stays one bundled file, with nothing to build on install). Watches never keep the
- * process alive, and when the system refuses more of them (inotify limits) the server says
- * so once and relies on the per-request check instead.
+ * watch crawls and watches every folder of every skill (references, scripts, assets), at a
+ * large cost in memory and start-up, while a new skill, a removed one and an edited SKILL.md
+ * all show up in the folders watched here. No native addon (the server stays one bundled file,
+ * with nothing to build on install). Watches never keep the process alive; when the system
+ * refuses more of them (inotify limits) the server says so once and relies on the per-request
+ * check instead.
  */
 import type { FSWatcher } from "node:fs"
 import { watch } from "node:fs"

@@ -223,12 +223,10 @@ export const listFolder = (fs: FsShape, skill: SkillRef, folder: ResolvedPath) =
   })
 
 /**
- * One page of a folder's direct children, in name order. Folders of KEPT_FOLDER_MIN entries or
- * more keep their sorted names while the folder's fingerprint holds, so paging through 100,000
- * entries reads and sorts the folder once per change, not once per page. Such a folder is first
- * only marked; from its next read on its fingerprint is taken first and its names are kept,
- * unless it changed too recently to be trusted (SETTLED_MS). Any other folder is read without
- * a stat: one wait, not two.
+ * One page of a folder's direct children, in name order. A folder of KEPT_FOLDER_MIN entries or
+ * more keeps its sorted names while its fingerprint holds (read and sorted once per change, not
+ * per page): it is marked on its first read, and from the next on stat'ed first and its names
+ * kept once settled (SETTLED_MS). Smaller folders are read without a stat (one wait, not two).
  */
 export const makeFolderPages = (fs: FsShape) => {
   const kept = new Map<string, { readonly fingerprint: Fingerprint | null; readonly names: Array<string> }>()

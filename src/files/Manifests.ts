@@ -74,7 +74,7 @@ interface CachedDigest extends Fingerprint {
   readonly sameAsIndexed: ParsedFrontmatter | undefined
 }
 
-/** SHA-256 in hex; `node:crypto` is loaded on the first digest, not at start-up (about 3 ms). */
+/** SHA-256 in hex; `node:crypto` is loaded on the first digest, not at start-up. */
 const sha256Hex = (bytes: Uint8Array): string =>
   process.getBuiltinModule("node:crypto").createHash("sha256").update(bytes).digest("hex")
 
@@ -84,11 +84,7 @@ const sameParse = (a: ParsedFrontmatter, b: ParsedFrontmatter): boolean =>
 
 export const makeManifests = (fs: FsShape, maxFileBytes: number, frontmatter: Frontmatter) => {
   const readFile = fileReader(fs, maxFileBytes)
-  /**
-   * Digests by real file path, valid while the file's fingerprint holds, and kept only once the
-   * file's modification time has settled (SETTLED_MS): a file changed just now could change
-   * again and keep its size and timestamp.
-   */
+  /** Digests by real file path, valid while the fingerprint holds; kept once settled (SETTLED_MS). */
   const digests = new Map<string, CachedDigest>()
   /** Skills found unservable over the extension, by folder, with the reason. */
   const leftOut = new Map<string, string>()
@@ -198,7 +194,7 @@ export const makeManifests = (fs: FsShape, maxFileBytes: number, frontmatter: Fr
           : undefined
       const known = files.map((file) => knownEntry(base, file, indexed))
       const toRead = known.filter((entry) => entry === undefined).length
-      // Read eight at a time; a fiber per file costs more than the work when none or one is read.
+      // Eight reads at a time; sequential (no fiber per file) when at most one file needs reading.
       const entries = yield* Effect.forEach(
         files,
         (file, index) => {

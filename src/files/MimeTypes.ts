@@ -1,10 +1,9 @@
 /**
  * MIME types of the files skills ship: by extension, from a table of our own rather than the
- * `mime` package (its full database costs ~4 ms of start-up, 3% of the budget for answering
- * `initialize`, and a skill folder holds a few dozen kinds of file). A file whose extension is
- * not in the table (or that has none: `Makefile`, a script with a `#!` line) is `text/plain` when
- * its bytes are text, else `application/octet-stream`. Whether a file is returned as text is
- * decided from its bytes, not its type.
+ * `mime` package (whose full database slows start-up; skills ship a few dozen kinds of file).
+ * A file whose extension is not in the table (or that has none: `Makefile`, a `#!` script) is
+ * `text/plain` when its bytes are text, else `application/octet-stream`. Whether a file is
+ * returned as text is decided from its bytes, not its type.
  */
 import * as path from "node:path"
 

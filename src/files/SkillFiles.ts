@@ -25,8 +25,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const readFile = fileReader(fs, maxFileBytes)
     const page = makeFolderPages(fs)
     const manifests = makeManifests(fs, maxFileBytes, frontmatter)
-    // Each public method is one span (Effect.fn); they call each other's plain forms, not the
-    // traced ones: a span costs a few tens of microseconds of CPU per call.
+    // Each public method is one span (Effect.fn); they share plain forms, not each other's
+    // traced ones, so one call makes one span.
     const bytesOf = (skill: SkillRef, requested: string) =>
       Effect.flatMap(resolveIn(fs, skill, requested), (resolved) =>
         Effect.map(readFile(skill, resolved, requested), (read) => read.content),

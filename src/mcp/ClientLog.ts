@@ -35,10 +35,7 @@ const levelOf = (level: LogLevel.LogLevel): LoggingLevel =>
 
 const severity = (level: LoggingLevel) => LOGGING_LEVELS.indexOf(level)
 
-/**
- * Where log lines also go: to the client, at or above the level it set (default warning),
- * once it has initialized.
- */
+/** The client log lines go to (once it has initialized), and the level it set. */
 export interface ClientLog {
   level: LoggingLevel
   server: Server | undefined

@@ -11,9 +11,8 @@ import { catalogEntriesWithUris } from "./resources.js"
 import { listedCatalog, listedSize, toolDefinitions } from "./tools.js"
 
 /**
- * The text the server gives at initialize: the guide, and the catalog when placed there. For
- * a client shown no tools (`loader: "host"`), the guide and catalog are about loading skills
- * through the Skills extension, with each skill's URI.
+ * The `initialize` instructions. For a client shown no tools (`loader: "host"`), the guide and
+ * catalog are about loading skills through the Skills extension, with each skill's URI.
  */
 export const serverInstructions = (snapshot: Snapshot, settings: SettingsShape, loader: Loader): string => {
   const guide = usageGuide({ xml: false, loader })

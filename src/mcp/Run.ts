@@ -100,9 +100,8 @@ const isResourceNotFound: (error: SkillError) => boolean = Match.type<SkillError
 
 /**
  * The JSON-RPC error for a failed protocol method. For a method on a resource `uri`, a failure
- * meaning nothing is served there carries `data: { uri }`, as MCP's specification recommends
- * for a resource that is not found; only for a URI a refusal may repeat whole (MAX_ECHO
- * characters; a refusal never repeats more of a client's value, see `echo`).
+ * meaning nothing is served there carries `data: { uri }`, as MCP's specification recommends,
+ * when the URI is at most MAX_ECHO characters (a refusal never repeats more of a client's value).
  */
 export const toProtocolError = (cause: Cause.Cause<SkillError>, uri?: string): ProtocolError =>
   Option.match(Cause.failureOption(cause), {
@@ -113,10 +112,7 @@ export const toProtocolError = (cause: Cause.Cause<SkillError>, uri?: string): P
     onNone: () => new ProtocolError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),
   })
 
-/**
- * A decoding issue's message, repeating only the start of the value (see `echo`): a 1 MB
- * argument must not come back in the error.
- */
+/** A decoding issue's message, repeating only the start of the value (see `echo`). */
 const issueMessage = (message: string | undefined, fallback: string): string => {
   if (message === undefined) return fallback
   const at = message.indexOf(", actual ")

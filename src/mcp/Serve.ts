@@ -1,9 +1,8 @@
 /**
- * Serving one client over a pair of streams (stdio): the transport, the notifications the
- * client gets (catalog changes, log lines at the level it set, subscribed resources), the
- * background work once the handshake is done (the search index, the watches), and the end: the
- * process serves until its input ends (or a signal interrupts it), then answers the requests
- * still in flight and delivers their answers before it closes.
+ * Serving one client over a pair of streams (stdio): the transport, the notifications (catalog
+ * changes, log lines, subscribed resources), the background work once the handshake is done (the
+ * search index, the watches), and the end: when input ends (or a signal comes), the requests in
+ * flight are answered and their answers delivered before the server closes.
  */
 import type { Readable, Writable } from "node:stream"
 import * as Deferred from "effect/Deferred"
@@ -22,10 +21,8 @@ import { makeServer } from "./Server.js"
 import { LineTransport } from "./Transport.js"
 
 /**
- * After stdin ends, every request already read is still answered and its answer delivered, and
- * an idle server exits at once. While the client keeps taking answers the server keeps going;
- * once none has been taken for this long (requests stuck on a disk that stopped answering, or
- * a client that stopped reading), it exits without them and says so on stderr.
+ * Once input has ended, how long the output may take nothing before the server exits with
+ * requests unanswered (a disk that stopped answering, a client that stopped reading).
  */
 const DRAIN_STALL_MS = 1_000
 /** Without a watcher, subscribed files are re-checked this often (only while there are any). */
@@ -56,10 +53,7 @@ export const drain = (
     )
   })
 
-/**
- * Serves MCP on `input`/`output` until the input ends; then waits (briefly) for the
- * requests in flight to be answered and closes the server.
- */
+/** Serves MCP on `input`/`output` until the input ends, then drains (`drain`) and closes. */
 export const serve = (io: { readonly input: Readable; readonly output: Writable }) => {
   const clientLog: ClientLog = { level: "warning", server: undefined }
   return Effect.gen(function* () {

@@ -1,8 +1,7 @@
 /**
- * A page of a text file, by lines: what read_skill_file answers for a file, so that a long file
- * comes in parts an agent can ask for one after the other (as agents' own file-reading tools do)
- * rather than all at once. Lines keep their line ends: the pages of a file, put together, are the
- * file.
+ * A page of a text file, by lines: read_skill_file answers a long file in parts an agent asks for
+ * one after the other (as agents' own file tools do). Lines keep their line ends: the pages of a
+ * file, put together, are the file.
  */
 
 /** Lines a page holds when the call does not say. */

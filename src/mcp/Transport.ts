@@ -38,9 +38,7 @@ const NEWLINE = 0x0a
 /**
  * Requests in flight at which reading pauses; it resumes when half of them are answered. An
  * editor has a few requests out at a time; more in flight only keep more half-done work in
- * memory (the thread pool has four threads). At 10,000 skills, a burst of 1,000 `get_skill`
- * calls peaked at 140 MB with 128 in flight, 131 with 32 and 124 with 16, and took no longer
- * (medians of four starts each: 1,020, 977 and 965 ms); 8 saved nothing more and was slower.
+ * memory (the thread pool has four threads).
  */
 export const MAX_IN_FLIGHT = 16
 

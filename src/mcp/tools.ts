@@ -220,10 +220,8 @@ export const toolDefinitions = (snapshot: Snapshot, budget: number): Array<Tool>
   const bare = defineTools(GET_SKILL_DESCRIPTION)
   let tools = bare
   // The catalog's room, as description characters. JSON's escapes (newlines, quotes,
-  // backslashes) take more, so a catalog over the budget is cut again: to what it took, scaled
-  // by the share of its JSON the budget leaves room for. Cut from its room alone, a catalog that
-  // left part of that room free came back the same; cut by the overshoot alone, a catalog of
-  // backslashes lost twice what it had to.
+  // backslashes) take more, so a catalog over the budget is cut again: to the length it took,
+  // scaled by the share of its JSON the budget leaves room for.
   const fixed = listedSize(bare) - JSON.stringify(GET_SKILL_DESCRIPTION).length
   let room = budget - listedSize(bare) + GET_SKILL_DESCRIPTION.length
   for (let attempt = 0; budget > 0 && attempt < 8; attempt++) {
@@ -255,8 +253,8 @@ const listSkills = (input: unknown) =>
     const args = yield* decodeArguments(ListSkillsArgs)(input)
     const catalog = yield* Catalog
     const page = yield* catalog.list(args)
-    // ListSkillsResult transforms nothing: its encoded form is this very object, typed by it.
-    // (Encoding it would only check a hundred entries built just above, at every call.)
+    // ListSkillsResult transforms nothing: its encoded form is this very object, typed by it
+    // (not encoded: that would only re-check what was built just above).
     const structured: typeof ListSkillsResult.Encoded = {
       skills: page.skills.map(({ id, name, description }) => ({ id, name, description })),
       total: page.total,

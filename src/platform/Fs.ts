@@ -2,13 +2,13 @@
  * Fs: the file-system calls of the server, as a service of our own with a Node layer
  * (`Fs.node`), so services reach the disk through a tag and tests can provide another layer.
  *
- * - `sync`: the first scan's (before the server answers anything, synchronous reads are several
- *   times faster on a small machine: no thread-pool round trip per file);
- * - `async`: every later refresh's (the event loop stays free for requests); both answer null
- *   (or a failure code) instead of throwing;
+ * - `sync`: the first scan's (nothing waits on the event loop yet, and a synchronous call skips
+ *   the thread-pool round trip);
+ * - `async`: every later refresh's (the event loop stays free for requests). In both, a failed
+ *   lookup (readdir, lstat, stat, realpath) answers null; open, read and close throw;
  * - `calls`: Node's callback API, promisified, rejecting on failure, for reads whose failures
- *   matter (what containment needs: the kernel's realpath, opens with O_NOFOLLOW, the opened
- *   path of a descriptor).
+ *   matter; `contained`: what containment needs (opens with O_NOFOLLOW, the opened path of a
+ *   descriptor).
  *
  * Loops over thousands of files are plain async functions over these, not an Effect per file:
  * per-file fibers cost more than the system calls they wrap.
@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 
 export type Io<A> = A | Promise<A>
 
+/** The calls a walk or a read makes; through `Io`, one function runs on either port. */
 export interface FsPort {
   readonly readdir: (dir: string) => Io<Array<Dirent> | null>
   readonly lstat: (target: string) => Io<Stats | null>
@@ -76,9 +77,8 @@ export const syncFs: SyncFsPort = {
 }
 
 /**
- * Node's callback API, promisified; the calls reject on failure (`asyncFs` below answers null
- * instead). Node's `fs.promises` would cost the same per call, but loads seven more modules on
- * its first use, in the middle of serving.
+ * Node's callback API, promisified; the calls reject on failure. Not `fs.promises`: it loads
+ * more modules on its first use, in the middle of serving.
  */
 export const fsCalls = {
   readdir: promisify(fs.readdir),
@@ -136,10 +136,7 @@ export interface OpenFolder {
  * The calls reject on failure.
  */
 export interface ContainedCalls {
-  /**
-   * Opens a file to read it: never through a final link (ELOOP), without waiting for a FIFO's
-   * writer (O_NONBLOCK), never as the controlling terminal (O_NOCTTY).
-   */
+  /** Opens a file to read it (READ_NOFOLLOW: no final link, no FIFO wait, no terminal). */
   readonly openFile: (file: string) => Promise<number>
   /**
    * Opens the real folder `real`, never through a final link. On Linux it is read through its

@@ -31,10 +31,8 @@ export const isInside = (base: string, target: string): boolean => {
 }
 
 /**
- * `path.join(dir, name)` for a normalised absolute folder (a real path, or a descriptor's path
- * under `/proc`) and a name read from it (no separator, never `.` or `..`), without `path.join`'s
- * normalising pass: a first scan makes two per skill, and in a `skills/get` that pass was the
- * largest single share of what the call allocated.
+ * `path.join(dir, name)` without its normalising pass (a hot path), for a normalised absolute
+ * folder and a name read from it (no separator, never `.` or `..`).
  */
 export const childPath = (dir: string, name: string): string =>
   dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`

@@ -57,8 +57,8 @@ export interface CatalogReport {
 }
 
 /**
- * `leftOut`: skills (by folder) the extension cannot serve for their content, as found by
- * SkillFiles (the catalog itself only checks names and URIs).
+ * The report of a snapshot. `leftOut`: skills (by folder) the extension cannot serve for their
+ * content, as SkillFiles found (the catalog itself checks only names and URIs).
  */
 export const catalogReport = (
   snapshot: Snapshot,

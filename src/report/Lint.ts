@@ -1,9 +1,8 @@
 /**
- * Lint: `skills-mcp validate`, the strict view of the skills the server would find. Same
- * roots, same discovery (src/skills/Discovery.ts), same parser (src/skills/Frontmatter.ts) and the same
- * rules (src/skills/Validation.ts) as the server; on top, the rules that need the disk or every
- * skill at once: SKILL.md's length, files it refers to, the skill's size, duplicate names.
- * Unlike the catalog, nothing is skipped: every SKILL.md found is checked and reported,
+ * Lint: `skills-mcp validate`, the strict view of the skills the server would find. Same roots,
+ * discovery, parser and rules (src/skills/) as the server; on top, the rules that need the disk
+ * or every skill at once: SKILL.md's length, files it refers to, the skill's size, duplicate
+ * names. Unlike the catalog, nothing is skipped: every SKILL.md found is checked and reported,
  * shadowed ones included.
  */
 import { promises as fs } from "node:fs"
@@ -50,7 +49,7 @@ const MAX_LINK_TARGET_BYTES = 1024
 const readTextOrNull = (file: string) => Effect.promise(() => fs.readFile(file, "utf8").catch(() => null))
 
 // ---------------------------------------------------------------------------------------
-// The report (`validate --json` prints it; README documents it)
+// The report (`validate --json` prints it; docs/CLI.md documents it)
 
 export const LintDiagnostic = Schema.Struct({
   rule: Schema.Literal(...RULE_IDS),
@@ -113,7 +112,7 @@ const at =
       ? { rule: d.rule, severity: d.severity, message: d.message, file }
       : { rule: d.rule, severity: d.severity, message: d.message, file, line: d.line }
 
-/** The report as `--strict` sees it: every warning an error. */
+/** A diagnostic as `--strict` sees it: every warning an error. */
 const strictly = (d: LintDiagnostic): LintDiagnostic => ({ ...d, severity: "error" })
 
 /** Counts and the `ok` flag from the diagnostics. */

@@ -25,7 +25,7 @@ export const SKILL_FILE = "SKILL.md"
 
 export interface Candidate {
   readonly root: Root
-  /** The root's real path, as resolved when the server started (src/skills/Discovery.ts pins it). */
+  /** The root's real path, pinned when the server started (see `Discovery`). */
   readonly rootReal: string
   /** Position of the root in priority order (0 wins). */
   readonly rootIndex: number
@@ -142,7 +142,6 @@ interface Found {
   readonly viaLink: boolean
 }
 
-/** Finds the skills under one root through `port` (see FsPort for why a port). */
 /** How discovery searches a root. */
 export interface ScanOptions {
   readonly maxDepth: number
@@ -152,6 +151,7 @@ export interface ScanOptions {
   readonly includeDotFolders?: boolean
 }
 
+/** Finds the skills under one root through `port` (sync on the first scan, async later). */
 export const discoverRoot = async (
   port: FsPort,
   root: Root,
@@ -338,7 +338,7 @@ export const discoverAll = async (
  * a link is kept at its direct path.
  */
 const onePathPerFolder = (found: ReadonlyArray<Found>): Array<Candidate> => {
-  // Each key made once (a comparison joining both sides made two strings per comparison).
+  // Each key made once, not at every comparison.
   const sorted = found
     .map((entry) => ({ entry, key: segmentsKey(entry.candidate.segments) }))
     .sort((a, b) => compareKeys(a.key, b.key))
@@ -396,7 +396,7 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
      * first can be.
      */
     const roots = settings.roots.map((root) => ({ root, pinned: fs.sync.realpath(root.path) }))
-    /** Every SKILL.md under every root, through `port` (the first scan's synchronous one, or not). */
+    /** Every SKILL.md under every root, through `port` (sync for the first scan). */
     const discover = (port: FsPort = fs.async): Effect.Effect<DiscoveryResult> =>
       Effect.suspend(() => {
         for (const entry of roots) entry.pinned ??= fs.sync.realpath(entry.root.path)

@@ -319,10 +319,7 @@ const readHeadText = async (
   }
 }
 
-/**
- * Reads a SKILL.md's head through `port` (the first scan's synchronous one, or the asynchronous
- * one) and parses its frontmatter; `body` is empty.
- */
+/** Reads a SKILL.md's head through `port` and parses its frontmatter; `body` is empty. */
 export const readFrontmatter = async (
   port: FsPort | SyncFsPort,
   file: string,

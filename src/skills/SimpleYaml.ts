@@ -1,9 +1,6 @@
 /**
- * SimpleYaml: the frontmatter most skills have (`key: value` lines, and one level of `key:`
- * followed by indented `sub: value` lines), read without the full YAML parser: the first scan
- * reads every SKILL.md, and this is many times faster than the `yaml` package on what it
- * accepts. It gives exactly what `yaml` gives on every text it accepts (a property test checks
- * this) and gives up (undefined) on anything else, which the `yaml` package then reads.
+ * SimpleYaml: a fast reader in front of the `yaml` package for the frontmatter most skills have
+ * (the first scan reads every SKILL.md; this is many times faster on what it accepts).
  */
 
 /** Plain scalars that are not strings in the YAML 1.2 core schema (null, booleans, numbers). */

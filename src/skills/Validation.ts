@@ -1,9 +1,9 @@
 /**
  * Validation: the Agent Skills rules (agentskills.io/specification) as pure functions, each
- * rule with a stable id, a severity and a message that says how to fix the problem. The
- * server applies the frontmatter rules to every skill it serves and only reports them
- * (lenient serving); `skills-mcp validate` (src/report/Lint.ts) runs every rule, the ones that need
- * the disk included, and fails on errors.
+ * rule with a stable id, a severity and a message that says how to fix the problem. The server
+ * applies the frontmatter rules to every skill it serves and only reports them (lenient
+ * serving); `skills-mcp validate` (src/report/Lint.ts) runs every rule, the ones that need the
+ * disk included, and fails on errors.
  */
 import * as Effect from "effect/Effect"
 import type { FrontmatterRule } from "../Errors.js"
@@ -12,7 +12,7 @@ import { specFields } from "./Frontmatter.js"
 
 export type Severity = "error" | "warning"
 
-/** Every rule: its severity and what it checks (README lists the same table). */
+/** Every rule: its severity and what it checks (docs/VALIDATE.md lists the same table). */
 export const RULES = {
   "skill-unreadable": { severity: "error", summary: "SKILL.md can be read (and is within --max-file-bytes)" },
   "symlink-artefact": {

@@ -1,8 +1,7 @@
 /**
  * Stands in for Ajv in the bundled bin. The MCP SDK's server builds an Ajv validator only
- * when it is given none; this server gives its own (see `noValidation` in mcp/Server.ts), so
- * Ajv's 190 KB would only cost start-up time. If the SDK ever built one anyway, this fails
- * loudly instead of validating nothing.
+ * when it is given none; this server gives its own (`noValidation` in mcp/Server.ts). If the
+ * SDK ever built one anyway, this fails loudly instead of validating nothing.
  */
 export default class Ajv {
   constructor() {
