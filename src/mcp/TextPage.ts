@@ -3,6 +3,7 @@
  * one after the other (as agents' own file tools do). Lines keep their line ends: the pages of a
  * file, put together, are the file.
  */
+import { lineCount } from "../skills/Validation.js"
 
 /** Lines a page holds when the call does not say. */
 export const DEFAULT_PAGE_LINES = 2_000
@@ -20,13 +21,6 @@ export interface TextPage {
   readonly totalLines: number
   /** The length of line `endLine` when it is longer than the page and `text` holds only its start. */
   readonly cutLineLength?: number
-}
-
-/** Lines of `text`: each ends with "\n", but the last may not; an empty text has none. */
-export const lineCount = (text: string): number => {
-  let count = 0
-  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++
-  return text.length > 0 && !text.endsWith("\n") ? count + 1 : count
 }
 
 /**

@@ -16,10 +16,11 @@ import type { Listing } from "../files/Folders.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { withCatalog } from "../instructions.js"
 import { notServedNote } from "../report/CatalogReport.js"
+import { lineCount } from "../skills/Validation.js"
 import type { ToolOutput } from "./Run.js"
 import { decodeArguments, outcomeOf } from "./Run.js"
 import type { TextPage } from "./TextPage.js"
-import { DEFAULT_PAGE_LINES, lineCount, MAX_PAGE_CHARS, pageOf } from "./TextPage.js"
+import { DEFAULT_PAGE_LINES, MAX_PAGE_CHARS, pageOf } from "./TextPage.js"
 
 // ---------------------------------------------------------------------------------------
 // Schemas
