@@ -192,7 +192,7 @@ describe("parseSimpleYaml", () => {
         if (/: [>|]-?\r?\n/.test(text)) acceptedBlocks++
         expect(yamlOf(text)).toEqual(simple)
       }),
-      { numRuns: 2_000 },
+      { numRuns: 8_000 },
     )
     // The property is not vacuous: a fair share of the generated documents take the fast path.
     expect(accepted).toBeGreaterThan(500)
@@ -228,7 +228,7 @@ describe("parseFrontmatterYaml", () => {
           expect(result.right.raw).toEqual(doc.toJS())
         }
       }),
-      { numRuns: 1_000 },
+      { numRuns: 4_000 },
     )
     expect(read).toBeGreaterThan(300)
     expect(refused).toBeGreaterThan(300)
