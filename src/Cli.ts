@@ -19,142 +19,14 @@ import { skillResourceUri } from "./mcp/resources.js"
 import { serve } from "./mcp/Serve.js"
 import { catalogReport, formatCatalogReport } from "./report/CatalogReport.js"
 import { formatLintReport, Lint, LintReport } from "./report/Lint.js"
-import type { SettingsInput } from "./Settings.js"
-import { ENV_INCLUDE_DOT_FOLDERS, ENV_SKILLS_DIR, Settings } from "./Settings.js"
+import type { Command, OptionSpec, SettingsInput } from "./Settings.js"
+import { COMMANDS, ENV_SKILLS_DIR, SETTING_OPTIONS, Settings } from "./Settings.js"
 import { forTerminal } from "./Terminal.js"
 import { VERSION } from "./version.js"
 
-export const COMMANDS = ["serve", "instructions", "validate", "list"] as const
-export type Command = (typeof COMMANDS)[number]
-
-interface OptionSpec {
-  readonly type: "string" | "boolean"
-  readonly multiple?: boolean
-  readonly short?: string
-  readonly value?: string
-  readonly env?: string
-  readonly help: string
-  readonly commands: ReadonlyArray<Command>
-}
-
-const serving: ReadonlyArray<Command> = ["serve"]
-/** Options that decide which skills are found: the one-shot commands see what the server sees. */
-const discovering: ReadonlyArray<Command> = ["serve", "validate", "list"]
-
-/** Every option: its parsing, its help line, the commands that accept it. */
+/** Every option: the settings' own, then those of the commands themselves. */
 export const OPTIONS = {
-  "skills-dir": {
-    type: "string",
-    multiple: true,
-    short: "d",
-    value: "DIR",
-    env: ENV_SKILLS_DIR,
-    help: "A skills folder (repeatable; positional folders work too), or a skill's SKILL.md for that one skill. First folder wins on duplicate ids.",
-    commands: discovering,
-  },
-  "include-dot-folders": {
-    type: "boolean",
-    env: ENV_INCLUDE_DOT_FOLDERS,
-    help: "Search dot-folders for skills too (e.g. .curated/, .system/); .git and node_modules are always skipped.",
-    commands: discovering,
-  },
-  "max-file-bytes": {
-    type: "string",
-    value: "N",
-    env: "SKILLS_MCP_MAX_FILE_BYTES",
-    help: "Largest file returned by read_skill_file and get_skill (default 1048576).",
-    commands: discovering,
-  },
-  "max-depth": {
-    type: "string",
-    value: "N",
-    env: "SKILLS_MCP_MAX_DEPTH",
-    help: "How many folder levels below a root a skill may sit (default 4).",
-    commands: discovering,
-  },
-  "max-skills": {
-    type: "string",
-    value: "N",
-    env: "SKILLS_MCP_MAX_SKILLS",
-    help: "Most skills indexed; the rest are logged and left out (default 100000).",
-    commands: ["serve", "list"],
-  },
-  "refresh-ms": {
-    type: "string",
-    value: "MS",
-    env: "SKILLS_MCP_REFRESH_MS",
-    help: "Re-check the skills folders for changes at most this often, on requests (default 500).",
-    commands: serving,
-  },
-  "catalog-budget": {
-    type: "string",
-    value: "CHARS",
-    env: "SKILLS_MCP_CATALOG_BUDGET",
-    help: "Most characters of the instructions and of the tools/list answer, <available_skills> catalog included (0: no catalog), and of skill://prompt-xml (default 8000). The next two options set the first two on their own.",
-    commands: serving,
-  },
-  "instructions-budget": {
-    type: "string",
-    value: "CHARS",
-    env: "SKILLS_MCP_INSTRUCTIONS_BUDGET",
-    help: "Most characters of the instructions, catalog included; 0 for no catalog there (default: --catalog-budget).",
-    commands: serving,
-  },
-  "tools-budget": {
-    type: "string",
-    value: "CHARS",
-    env: "SKILLS_MCP_TOOLS_BUDGET",
-    help: "Most characters of the tools/list answer, catalog included; 0 for no catalog there (default: --catalog-budget).",
-    commands: serving,
-  },
-  "page-size": {
-    type: "string",
-    value: "N",
-    env: "SKILLS_MCP_PAGE_SIZE",
-    help: "Page size: list_skills' default and largest page (default 100), and the page of skills/list, resources/list, prompts/list and directory reads (default 200). A value sets both.",
-    commands: serving,
-  },
-  watch: {
-    type: "boolean",
-    env: "SKILLS_MCP_WATCH",
-    help: "Watch the skills folders and tell the client about changes (the default).",
-    commands: serving,
-  },
-  "no-watch": {
-    type: "boolean",
-    help: "Do not watch; changes still show up on the next request (see --refresh-ms).",
-    commands: serving,
-  },
-  catalog: {
-    type: "string",
-    value: "WHERE",
-    env: "SKILLS_MCP_CATALOG",
-    help: "Where the <available_skills> catalog goes: instructions, tool, both (default) or none.",
-    commands: serving,
-  },
-  tools: {
-    type: "string",
-    value: "WHEN",
-    env: "SKILLS_MCP_TOOLS",
-    help: "List the skill tools always (default), never, or auto (not to clients with the Skills extension).",
-    commands: serving,
-  },
-  allow: {
-    type: "string",
-    multiple: true,
-    value: "GLOB",
-    env: "SKILLS_MCP_ALLOW",
-    help: "Serve only skills whose id matches (repeatable or comma-separated, e.g. 'pdf-*').",
-    commands: discovering,
-  },
-  deny: {
-    type: "string",
-    multiple: true,
-    value: "GLOB",
-    env: "SKILLS_MCP_DENY",
-    help: "Never serve skills whose id matches (repeatable or comma-separated); wins over --allow.",
-    commands: discovering,
-  },
+  ...SETTING_OPTIONS,
   json: {
     type: "boolean",
     help: "validate, list: print one JSON document (schema in the README) instead of text.",
@@ -174,10 +46,10 @@ export const OPTIONS = {
   version: { type: "boolean", short: "v", help: "Show the version.", commands: [...COMMANDS] },
 } as const satisfies Record<string, OptionSpec>
 
-type OptionName = keyof typeof OPTIONS
+const specs: Readonly<Record<string, OptionSpec | undefined>> = OPTIONS
 
 export const helpText = (): string => {
-  const flags = Object.entries(OPTIONS as Record<OptionName, OptionSpec>).map(
+  const flags = Object.entries<OptionSpec>(OPTIONS).map(
     ([name, spec]) =>
       [
         `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` ${spec.value}` : ""}`,
@@ -264,7 +136,7 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
     const command: Command = isCommand(first) ? first : "serve"
     const positionals = isCommand(first) ? rest : parsed.positionals
     for (const name of Object.keys(parsed.values)) {
-      const spec: OptionSpec | undefined = (OPTIONS as Record<string, OptionSpec>)[name]
+      const spec = specs[name]
       if (spec !== undefined && !spec.commands.includes(command)) {
         return yield* usageError(`Option --${name} does not apply to '${command}'.`)
       }
@@ -275,35 +147,24 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
     if (command === "instructions" && positionals.length > 0) {
       return yield* usageError(`'instructions' takes no folders (got '${positionals[0]}').`)
     }
-    const values = parsed.values
-    const skillsDirs = [...(values["skills-dir"] ?? []), ...positionals]
-    const settings: SettingsInput = {
-      ...(skillsDirs.length > 0 ? { skillsDirs } : {}),
-      ...(values["max-file-bytes"] === undefined ? {} : { maxFileBytes: values["max-file-bytes"] }),
-      ...(values["max-depth"] === undefined ? {} : { maxDepth: values["max-depth"] }),
-      ...(values["max-skills"] === undefined ? {} : { maxSkills: values["max-skills"] }),
-      ...(values["refresh-ms"] === undefined ? {} : { refreshMs: values["refresh-ms"] }),
-      ...(values["catalog-budget"] === undefined ? {} : { catalogBudget: values["catalog-budget"] }),
-      ...(values["instructions-budget"] === undefined
-        ? {}
-        : { instructionsBudget: values["instructions-budget"] }),
-      ...(values["tools-budget"] === undefined ? {} : { toolsBudget: values["tools-budget"] }),
-      ...(values["page-size"] === undefined ? {} : { pageSize: values["page-size"] }),
-      ...(values["no-watch"] === true ? { watch: false } : values.watch === true ? { watch: true } : {}),
-      ...(values.catalog === undefined ? {} : { catalog: values.catalog }),
-      ...(values.tools === undefined ? {} : { tools: values.tools }),
-      ...(values.allow === undefined ? {} : { allow: values.allow }),
-      ...(values.deny === undefined ? {} : { deny: values.deny }),
-      ...(values["include-dot-folders"] === true ? { includeDotFolders: true } : {}),
-    }
+    const {
+      "skills-dir": dirs = [],
+      json,
+      strict,
+      "no-xml": noXml,
+      help,
+      version,
+      ...settings
+    } = parsed.values
+    const skillsDirs = [...dirs, ...positionals]
     return {
       command,
-      help: values.help === true,
-      version: values.version === true,
-      xml: values["no-xml"] !== true,
-      json: values.json === true,
-      strict: values.strict === true,
-      settings,
+      help: help === true,
+      version: version === true,
+      xml: noXml !== true,
+      json: json === true,
+      strict: strict === true,
+      settings: skillsDirs.length > 0 ? { ...settings, skillsDirs } : settings,
     }
   })
 

@@ -1,5 +1,7 @@
 /**
  * Settings: roots and limits, from command-line flags over environment variables over defaults.
+ * Each option (flag, environment variable, help, kind, where its value goes) is described once,
+ * in `SETTING_OPTIONS`; the command line parses and documents its options from that table.
  * Environment variables are read through Effect `Config`, so tests swap the ConfigProvider
  * instead of touching `process.env`.
  */
@@ -103,149 +105,257 @@ export const defaults: SettingsShape = {
 export const budgetOf = (settings: SettingsShape, answer: "instructions" | "tools"): number =>
   (answer === "instructions" ? settings.instructionsBudget : settings.toolsBudget) ?? settings.catalogBudget
 
-/** What the command line said; every field optional so env and defaults can fill in. */
-export interface SettingsInput {
-  readonly skillsDirs?: ReadonlyArray<string>
-  readonly maxFileBytes?: string
-  readonly maxDepth?: string
-  readonly maxSkills?: string
-  readonly refreshMs?: string
-  readonly catalogBudget?: string
-  readonly instructionsBudget?: string
-  readonly toolsBudget?: string
-  readonly pageSize?: string
-  /** false for --no-watch. */
-  readonly watch?: boolean
-  readonly catalog?: string
-  readonly tools?: string
-  readonly allow?: ReadonlyArray<string>
-  readonly deny?: ReadonlyArray<string>
-  /** true for --include-dot-folders. */
-  readonly includeDotFolders?: boolean
-  /** Working directory for relative paths (defaults to the process's). */
-  readonly cwd?: string
+export const COMMANDS = ["serve", "instructions", "validate", "list"] as const
+export type Command = (typeof COMMANDS)[number]
+
+/** A flag's value as `parseArgs` gives it: text, a switch, or a repeatable option's values. */
+type FlagValue = string | boolean | ReadonlyArray<string>
+
+/**
+ * How an option's value, from its flag or else its environment variable (`source` says which,
+ * for errors), becomes settings.
+ */
+type Reader = (raw: FlagValue, source: string) => Effect.Effect<Partial<SettingsShape>, UsageError>
+
+/** One command-line option: how `parseArgs` reads it, its help line, the commands that take it. */
+export interface OptionSpec {
+  readonly type: "string" | "boolean"
+  readonly multiple?: boolean
+  readonly short?: string
+  readonly value?: string
+  readonly env?: string
+  readonly help: string
+  readonly commands: ReadonlyArray<Command>
+  readonly read?: Reader
 }
 
-/** Each numeric setting: its flag, its environment variable, its bounds. */
-const numericSettings = {
-  maxFileBytes: { flag: "--max-file-bytes", env: "SKILLS_MCP_MAX_FILE_BYTES", min: 1 },
-  maxDepth: { flag: "--max-depth", env: "SKILLS_MCP_MAX_DEPTH", min: 1 },
-  maxSkills: { flag: "--max-skills", env: "SKILLS_MCP_MAX_SKILLS", min: 1 },
-  refreshMs: { flag: "--refresh-ms", env: "SKILLS_MCP_REFRESH_MS", min: 0 },
-  catalogBudget: { flag: "--catalog-budget", env: "SKILLS_MCP_CATALOG_BUDGET", min: 0 },
-  instructionsBudget: { flag: "--instructions-budget", env: "SKILLS_MCP_INSTRUCTIONS_BUDGET", min: 0 },
-  toolsBudget: { flag: "--tools-budget", env: "SKILLS_MCP_TOOLS_BUDGET", min: 0 },
-  pageSize: { flag: "--page-size", env: "SKILLS_MCP_PAGE_SIZE", min: 1 },
-} as const
+/** What an option's kind gives its entry: how it is parsed and read. */
+type Kind = Pick<OptionSpec, "type" | "multiple" | "read">
 
-/** Each setting chosen from a list: its flag, its environment variable, its choices. */
-const choiceSettings = {
-  catalog: { flag: "--catalog", env: "SKILLS_MCP_CATALOG", choices: CATALOG_PLACEMENTS },
-  tools: { flag: "--tools", env: "SKILLS_MCP_TOOLS", choices: TOOLS_MODES },
-} as const
-
-export const ENV_SKILLS_DIR = "SKILLS_DIR"
-export const ENV_WATCH = "SKILLS_MCP_WATCH"
-export const ENV_ALLOW = "SKILLS_MCP_ALLOW"
-export const ENV_DENY = "SKILLS_MCP_DENY"
-export const ENV_INCLUDE_DOT_FOLDERS = "SKILLS_MCP_INCLUDE_DOT_FOLDERS"
-export const environmentVariables = [
-  ENV_SKILLS_DIR,
-  ENV_WATCH,
-  ENV_ALLOW,
-  ENV_DENY,
-  ENV_INCLUDE_DOT_FOLDERS,
-  ...Object.values(numericSettings).map((s) => s.env),
-  ...Object.values(choiceSettings).map((s) => s.env),
-]
+const invalid = (raw: string, source: string, expected: string) =>
+  Effect.fail(new UsageError({ reason: `Invalid value '${raw}' for ${source}: expected ${expected}.` }))
 
 const Integer = Schema.NumberFromString.pipe(Schema.int())
+
+/** A whole number, at least `min`. */
+const whole = (min: number, to: (value: number) => Partial<SettingsShape>) =>
+  ({
+    type: "string",
+    read: (raw, source) => {
+      const value = Option.getOrUndefined(Schema.decodeUnknownOption(Integer)(String(raw).trim()))
+      return value === undefined || value < min
+        ? invalid(String(raw), source, `a whole number >= ${min}`)
+        : Effect.succeed(to(value))
+    },
+  }) as const satisfies Kind
+
+/** One of `choices`. */
+const oneOf = <A extends string>(choices: ReadonlyArray<A>, to: (value: A) => Partial<SettingsShape>) =>
+  ({
+    type: "string",
+    read: (raw, source) => {
+      const value = choices.find((choice) => choice === String(raw).trim())
+      return value === undefined
+        ? invalid(String(raw), source, `one of ${choices.join(", ")}`)
+        : Effect.succeed(to(value))
+    },
+  }) as const satisfies Kind
+
+/**
+ * On or off: the flag, or its environment variable's 1/true/yes/on or 0/false/no/off
+ * (SKILLS_MCP_WATCH=0 turns the watcher off, like --no-watch).
+ */
+const onOff = (to: (on: boolean) => Partial<SettingsShape>) =>
+  ({
+    type: "boolean",
+    read: (raw, source) => {
+      if (typeof raw === "boolean") return Effect.succeed(to(raw))
+      const text = String(raw).trim().toLowerCase()
+      if (["0", "false", "no", "off"].includes(text)) return Effect.succeed(to(false))
+      if (["1", "true", "yes", "on"].includes(text)) return Effect.succeed(to(true))
+      return invalid(text, source, "1 or 0")
+    },
+  }) as const satisfies Kind
+
+/** Id globs: the flag's values or the environment variable, `,`-separated; each checked at start-up. */
+const globs = (to: (patterns: ReadonlyArray<string>) => Partial<SettingsShape>) =>
+  ({
+    type: "string",
+    multiple: true,
+    read: (raw, source) => {
+      const patterns = (typeof raw === "object" ? raw : [String(raw)])
+        .flatMap((value) => value.split(","))
+        .map((value) => value.trim())
+        .filter((value) => value.length > 0)
+      for (const pattern of patterns) {
+        const problem = globProblem(pattern)
+        if (problem !== undefined) {
+          return Effect.fail(
+            new UsageError({ reason: `Invalid pattern '${pattern}' in ${source}: ${problem}` }),
+          )
+        }
+      }
+      return Effect.succeed(to(patterns))
+    },
+  }) as const satisfies Kind
+
+export const ENV_SKILLS_DIR = "SKILLS_DIR"
+
+const serving: ReadonlyArray<Command> = ["serve"]
+/** Options that decide which skills are found: the one-shot commands see what the server sees. */
+const discovering: ReadonlyArray<Command> = ["serve", "validate", "list"]
+
+/**
+ * Every option that sets a setting: its parsing, help line, environment variable, the commands
+ * that accept it and (`read`, from its kind) where its value goes. Without `read`: --skills-dir
+ * (the roots, see `resolveSettings`) and --no-watch (--watch turned off). The command line adds
+ * its own few options.
+ */
+export const SETTING_OPTIONS = {
+  "skills-dir": {
+    type: "string",
+    multiple: true,
+    short: "d",
+    value: "DIR",
+    env: ENV_SKILLS_DIR,
+    help: "A skills folder (repeatable; positional folders work too), or a skill's SKILL.md for that one skill. First folder wins on duplicate ids.",
+    commands: discovering,
+  },
+  "include-dot-folders": {
+    ...onOff((includeDotFolders) => ({ includeDotFolders })),
+    env: "SKILLS_MCP_INCLUDE_DOT_FOLDERS",
+    help: "Search dot-folders for skills too (e.g. .curated/, .system/); .git and node_modules are always skipped.",
+    commands: discovering,
+  },
+  "max-file-bytes": {
+    ...whole(1, (maxFileBytes) => ({ maxFileBytes })),
+    value: "N",
+    env: "SKILLS_MCP_MAX_FILE_BYTES",
+    help: "Largest file returned by read_skill_file and get_skill (default 1048576).",
+    commands: discovering,
+  },
+  "max-depth": {
+    ...whole(1, (maxDepth) => ({ maxDepth })),
+    value: "N",
+    env: "SKILLS_MCP_MAX_DEPTH",
+    help: "How many folder levels below a root a skill may sit (default 4).",
+    commands: discovering,
+  },
+  "max-skills": {
+    ...whole(1, (maxSkills) => ({ maxSkills })),
+    value: "N",
+    env: "SKILLS_MCP_MAX_SKILLS",
+    help: "Most skills indexed; the rest are logged and left out (default 100000).",
+    commands: ["serve", "list"],
+  },
+  "refresh-ms": {
+    ...whole(0, (refreshIntervalMs) => ({ refreshIntervalMs })),
+    value: "MS",
+    env: "SKILLS_MCP_REFRESH_MS",
+    help: "Re-check the skills folders for changes at most this often, on requests (default 500).",
+    commands: serving,
+  },
+  "catalog-budget": {
+    ...whole(0, (catalogBudget) => ({ catalogBudget })),
+    value: "CHARS",
+    env: "SKILLS_MCP_CATALOG_BUDGET",
+    help: "Most characters of the instructions and of the tools/list answer, <available_skills> catalog included (0: no catalog), and of skill://prompt-xml (default 8000). The next two options set the first two on their own.",
+    commands: serving,
+  },
+  "instructions-budget": {
+    ...whole(0, (instructionsBudget) => ({ instructionsBudget })),
+    value: "CHARS",
+    env: "SKILLS_MCP_INSTRUCTIONS_BUDGET",
+    help: "Most characters of the instructions, catalog included; 0 for no catalog there (default: --catalog-budget).",
+    commands: serving,
+  },
+  "tools-budget": {
+    ...whole(0, (toolsBudget) => ({ toolsBudget })),
+    value: "CHARS",
+    env: "SKILLS_MCP_TOOLS_BUDGET",
+    help: "Most characters of the tools/list answer, catalog included; 0 for no catalog there (default: --catalog-budget).",
+    commands: serving,
+  },
+  "page-size": {
+    ...whole(1, (size) => ({ pageSize: size, protocolPageSize: size })),
+    value: "N",
+    env: "SKILLS_MCP_PAGE_SIZE",
+    help: "Page size: list_skills' default and largest page (default 100), and the page of skills/list, resources/list, prompts/list and directory reads (default 200). A value sets both.",
+    commands: serving,
+  },
+  watch: {
+    ...onOff((watch) => ({ watch })),
+    env: "SKILLS_MCP_WATCH",
+    help: "Watch the skills folders and tell the client about changes (the default).",
+    commands: serving,
+  },
+  "no-watch": {
+    type: "boolean",
+    help: "Do not watch; changes still show up on the next request (see --refresh-ms).",
+    commands: serving,
+  },
+  catalog: {
+    ...oneOf(CATALOG_PLACEMENTS, (catalogPlacement) => ({ catalogPlacement })),
+    value: "WHERE",
+    env: "SKILLS_MCP_CATALOG",
+    help: "Where the <available_skills> catalog goes: instructions, tool, both (default) or none.",
+    commands: serving,
+  },
+  tools: {
+    ...oneOf(TOOLS_MODES, (tools) => ({ tools })),
+    value: "WHEN",
+    env: "SKILLS_MCP_TOOLS",
+    help: "List the skill tools always (default), never, or auto (not to clients with the Skills extension).",
+    commands: serving,
+  },
+  allow: {
+    ...globs((allow) => ({ allow })),
+    value: "GLOB",
+    env: "SKILLS_MCP_ALLOW",
+    help: "Serve only skills whose id matches (repeatable or comma-separated, e.g. 'pdf-*').",
+    commands: discovering,
+  },
+  deny: {
+    ...globs((deny) => ({ deny })),
+    value: "GLOB",
+    env: "SKILLS_MCP_DENY",
+    help: "Never serve skills whose id matches (repeatable or comma-separated); wins over --allow.",
+    commands: discovering,
+  },
+} as const satisfies Record<string, OptionSpec>
+
+export const environmentVariables = Object.values<OptionSpec>(SETTING_OPTIONS).flatMap(
+  (option) => option.env ?? [],
+)
+
+/**
+ * What the command line said: each option's value by its name (`"max-depth": "7"`), the
+ * folders it named, and the working directory for relative paths (the process's by default).
+ */
+export type SettingsInput = { readonly [Name in keyof typeof SETTING_OPTIONS]?: FlagValue | undefined } & {
+  readonly skillsDirs?: ReadonlyArray<string>
+  readonly cwd?: string
+}
 
 const optionalEnv = (name: string) =>
   Config.option(Config.string(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
 
-const numeric = Effect.fn("Settings.numeric")(function* (
-  key: keyof typeof numericSettings,
-  fromFlag: string | undefined,
-  fallback: number,
-) {
-  const spec = numericSettings[key]
-  const fromEnv = fromFlag === undefined ? Option.getOrUndefined(yield* optionalEnv(spec.env)) : undefined
-  const raw = fromFlag ?? fromEnv
-  if (raw === undefined || raw.trim() === "") return fallback
-  const source = fromFlag === undefined ? `environment variable ${spec.env}` : `option ${spec.flag}`
-  const value = Option.getOrUndefined(Schema.decodeUnknownOption(Integer)(raw.trim()))
-  if (value === undefined || value < spec.min) {
-    return yield* new UsageError({
-      reason: `Invalid value '${raw}' for ${source}: expected a whole number >= ${spec.min}.`,
-    })
+/** Each option's flag over its environment variable; a blank value keeps the default. */
+const readOptions = Effect.fn("Settings.readOptions")(function* (input: SettingsInput) {
+  // --no-watch is --watch turned off (the command line refuses both at once).
+  const flags: Readonly<Record<string, FlagValue | undefined>> =
+    input["no-watch"] === true ? { ...input, watch: false } : input
+  let settings: Partial<SettingsShape> = {}
+  for (const [name, option] of Object.entries<OptionSpec>(SETTING_OPTIONS)) {
+    if (option.read === undefined || option.env === undefined) continue
+    const flag = flags[name]
+    const fromFlag = flag !== undefined && !(typeof flag === "object" && flag.length === 0)
+    const raw = fromFlag ? flag : Option.getOrUndefined(yield* optionalEnv(option.env))
+    if (raw === undefined || (typeof raw === "string" && raw.trim() === "")) continue
+    const source = fromFlag ? `option --${name}` : `environment variable ${option.env}`
+    settings = { ...settings, ...(yield* option.read(raw, source)) }
   }
-  return value
-})
-
-const choice = <A extends string>(
-  spec: { readonly flag: string; readonly env: string; readonly choices: ReadonlyArray<A> },
-  fromFlag: string | undefined,
-  fallback: A,
-): Effect.Effect<A, UsageError> =>
-  Effect.gen(function* () {
-    const raw = fromFlag ?? Option.getOrUndefined(yield* optionalEnv(spec.env))
-    if (raw === undefined || raw.trim() === "") return fallback
-    const value = spec.choices.find((candidate) => candidate === raw.trim())
-    if (value === undefined) {
-      const source = fromFlag === undefined ? `environment variable ${spec.env}` : `option ${spec.flag}`
-      return yield* new UsageError({
-        reason: `Invalid value '${raw}' for ${source}: expected one of ${spec.choices.join(", ")}.`,
-      })
-    }
-    return value
-  })
-
-/**
- * An on/off setting: the flag when given, else its environment variable (1/true/yes/on or
- * 0/false/no/off; SKILLS_MCP_WATCH=0 turns the watcher off, like --no-watch), else `fallback`.
- */
-const switchSetting = Effect.fn("Settings.switch")(function* (
-  fromFlag: boolean | undefined,
-  env: string,
-  fallback: boolean,
-) {
-  if (fromFlag !== undefined) return fromFlag
-  const raw = Option.getOrUndefined(yield* optionalEnv(env))
-    ?.trim()
-    .toLowerCase()
-  if (raw === undefined || raw === "") return fallback
-  if (["0", "false", "no", "off"].includes(raw)) return false
-  if (["1", "true", "yes", "on"].includes(raw)) return true
-  return yield* new UsageError({
-    reason: `Invalid value '${raw}' for environment variable ${env}: expected 1 or 0.`,
-  })
-})
-
-/**
- * A list of id globs: the flag's values when given, else the environment variable's
- * `,`-separated ones. Each pattern is checked here, so a typo fails at start-up.
- */
-const patterns = Effect.fn("Settings.patterns")(function* (
-  fromFlag: ReadonlyArray<string> | undefined,
-  env: string,
-  flag: string,
-) {
-  const raw =
-    fromFlag !== undefined && fromFlag.length > 0
-      ? { values: fromFlag.flatMap((value) => value.split(",")), source: `option ${flag}` }
-      : {
-          values: Option.getOrElse(yield* optionalEnv(env), () => "").split(","),
-          source: `environment variable ${env}`,
-        }
-  const values = raw.values.map((value) => value.trim()).filter((value) => value.length > 0)
-  for (const value of values) {
-    const problem = globProblem(value)
-    if (problem !== undefined) {
-      return yield* new UsageError({ reason: `Invalid pattern '${value}' in ${raw.source}: ${problem}` })
-    }
-  }
-  return values
+  return settings
 })
 
 /** `~` and `~/x` expand to the home directory; other paths resolve against `cwd`. */
@@ -341,29 +451,7 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     }
   }
 
-  const catalogBudget = yield* numeric("catalogBudget", input.catalogBudget, defaults.catalogBudget)
-  const settings: SettingsShape = {
-    roots,
-    maxFileBytes: yield* numeric("maxFileBytes", input.maxFileBytes, defaults.maxFileBytes),
-    maxDepth: yield* numeric("maxDepth", input.maxDepth, defaults.maxDepth),
-    maxSkills: yield* numeric("maxSkills", input.maxSkills, defaults.maxSkills),
-    refreshIntervalMs: yield* numeric("refreshMs", input.refreshMs, defaults.refreshIntervalMs),
-    catalogBudget,
-    instructionsBudget: yield* numeric("instructionsBudget", input.instructionsBudget, catalogBudget),
-    toolsBudget: yield* numeric("toolsBudget", input.toolsBudget, catalogBudget),
-    pageSize: yield* numeric("pageSize", input.pageSize, defaults.pageSize),
-    protocolPageSize: yield* numeric("pageSize", input.pageSize, defaults.protocolPageSize),
-    watch: yield* switchSetting(input.watch, ENV_WATCH, defaults.watch),
-    catalogPlacement: yield* choice(choiceSettings.catalog, input.catalog, defaults.catalogPlacement),
-    tools: yield* choice(choiceSettings.tools, input.tools, defaults.tools),
-    allow: yield* patterns(input.allow, ENV_ALLOW, "--allow"),
-    deny: yield* patterns(input.deny, ENV_DENY, "--deny"),
-    includeDotFolders: yield* switchSetting(
-      input.includeDotFolders,
-      ENV_INCLUDE_DOT_FOLDERS,
-      defaults.includeDotFolders,
-    ),
-  }
+  const settings: SettingsShape = { ...defaults, roots, ...(yield* readOptions(input)) }
   if (roots.length === 0) {
     yield* Effect.logWarning(
       `No skills folder found. Looked in: ${conventionalRoots(cwd, home).join(", ")}. Pass --skills-dir DIR or set ${ENV_SKILLS_DIR}.`,
@@ -371,5 +459,10 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
   } else {
     yield* Effect.logInfo(`Skills roots: ${roots.map((root) => root.path).join(", ")}`)
   }
-  return settings
+  // Unset, the budgets of the instructions and of tools/list are the catalog's.
+  return {
+    ...settings,
+    instructionsBudget: budgetOf(settings, "instructions"),
+    toolsBudget: budgetOf(settings, "tools"),
+  }
 })

@@ -10,7 +10,7 @@ describe("parseCommandLine", () => {
     Effect.gen(function* () {
       const line = yield* parseCommandLine(["-d", "a", "--skills-dir", "b", "c", "--max-file-bytes", "10"])
       expect(line.command).toBe("serve")
-      expect(line.settings).toEqual({ skillsDirs: ["a", "b", "c"], maxFileBytes: "10" })
+      expect(line.settings).toEqual({ skillsDirs: ["a", "b", "c"], "max-file-bytes": "10" })
     }),
   )
 
@@ -38,7 +38,7 @@ describe("parseCommandLine", () => {
       expect(validate.settings).toEqual({ skillsDirs: ["b", "a"], deny: ["x-*"] })
       const list = yield* parseCommandLine(["list", "--max-depth", "2", "--max-skills", "5"])
       expect(list).toMatchObject({ command: "list", json: false, strict: false })
-      expect(list.settings).toEqual({ maxDepth: "2", maxSkills: "5" })
+      expect(list.settings).toEqual({ "max-depth": "2", "max-skills": "5" })
     }),
   )
 
@@ -46,7 +46,7 @@ describe("parseCommandLine", () => {
     Effect.gen(function* () {
       for (const command of ["serve", "validate", "list"])
         expect((yield* parseCommandLine([command, "--include-dot-folders"])).settings).toEqual({
-          includeDotFolders: true,
+          "include-dot-folders": true,
         })
       const error = yield* Effect.flip(parseCommandLine(["instructions", "--include-dot-folders"]))
       expect(error.message).toContain("Option --include-dot-folders does not apply to 'instructions'")

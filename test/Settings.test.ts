@@ -83,10 +83,12 @@ describe("Settings", () => {
   it.scoped("searches dot-folders when --include-dot-folders or SKILLS_MCP_INCLUDE_DOT_FOLDERS says so", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({})
-      const resolve = (input: { readonly includeDotFolders?: boolean }, env: Record<string, string> = {}) =>
-        resolveSettings({ cwd: root, ...input }).pipe(withEnv({ HOME: root, ...env }))
+      const resolve = (
+        input: { readonly "include-dot-folders"?: boolean },
+        env: Record<string, string> = {},
+      ) => resolveSettings({ cwd: root, ...input }).pipe(withEnv({ HOME: root, ...env }))
       expect((yield* resolve({})).includeDotFolders).toBe(false)
-      expect((yield* resolve({ includeDotFolders: true })).includeDotFolders).toBe(true)
+      expect((yield* resolve({ "include-dot-folders": true })).includeDotFolders).toBe(true)
       expect((yield* resolve({}, { SKILLS_MCP_INCLUDE_DOT_FOLDERS: "1" })).includeDotFolders).toBe(true)
       expect((yield* resolve({}, { SKILLS_MCP_INCLUDE_DOT_FOLDERS: "off" })).includeDotFolders).toBe(false)
       const bad = yield* Effect.flip(resolve({}, { SKILLS_MCP_INCLUDE_DOT_FOLDERS: "maybe" }))
@@ -122,11 +124,11 @@ describe("Settings", () => {
     Effect.gen(function* () {
       const root = yield* tempTree({})
       const env = withEnv({ HOME: root, SKILLS_MCP_MAX_FILE_BYTES: "2048", SKILLS_MCP_MAX_DEPTH: "2" })
-      const settings = yield* resolveSettings({ cwd: root, maxDepth: "7" }).pipe(env)
+      const settings = yield* resolveSettings({ cwd: root, "max-depth": "7" }).pipe(env)
       expect(settings.maxFileBytes).toBe(2048)
       expect(settings.maxDepth).toBe(7)
       expect(settings.pageSize).toBe(100)
-      const bad = yield* Effect.flip(resolveSettings({ cwd: root, maxFileBytes: "lots" }).pipe(env))
+      const bad = yield* Effect.flip(resolveSettings({ cwd: root, "max-file-bytes": "lots" }).pipe(env))
       expect(bad.message).toContain("--max-file-bytes")
       const badEnv = yield* Effect.flip(
         resolveSettings({ cwd: root }).pipe(withEnv({ HOME: root, SKILLS_MCP_PAGE_SIZE: "0" })),
@@ -144,15 +146,17 @@ describe("Settings", () => {
       const built = { ...defaults, catalogBudget: 0 }
       expect([budgetOf(built, "instructions"), budgetOf(built, "tools")]).toEqual([0, 0])
       expect(budgetOf({ ...built, toolsBudget: 5000 }, "tools")).toBe(5000)
-      const shared = yield* resolveSettings({ cwd: root, catalogBudget: "3000" }).pipe(
+      const shared = yield* resolveSettings({ cwd: root, "catalog-budget": "3000" }).pipe(
         withEnv({ HOME: root, SKILLS_MCP_TOOLS_BUDGET: "6000" }),
       )
       expect([shared.catalogBudget, shared.instructionsBudget, shared.toolsBudget]).toEqual([
         3000, 3000, 6000,
       ])
-      const own = yield* resolveSettings({ cwd: root, instructionsBudget: "0", toolsBudget: "5000" }).pipe(
-        withEnv({ HOME: root, SKILLS_MCP_CATALOG_BUDGET: "2000", SKILLS_MCP_TOOLS_BUDGET: "6000" }),
-      )
+      const own = yield* resolveSettings({
+        cwd: root,
+        "instructions-budget": "0",
+        "tools-budget": "5000",
+      }).pipe(withEnv({ HOME: root, SKILLS_MCP_CATALOG_BUDGET: "2000", SKILLS_MCP_TOOLS_BUDGET: "6000" }))
       expect([own.catalogBudget, own.instructionsBudget, own.toolsBudget]).toEqual([2000, 0, 5000])
       const bad = yield* Effect.flip(
         resolveSettings({ cwd: root }).pipe(withEnv({ HOME: root, SKILLS_MCP_INSTRUCTIONS_BUDGET: "-1" })),
