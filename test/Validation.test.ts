@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import { parseSkillText, symlinkTargetIn } from "../src/skills/Frontmatter.js"
+import { fileReferences } from "../src/skills/References.js"
 import type { RuleId } from "../src/skills/Validation.js"
 import {
   checkLength,
@@ -14,7 +15,6 @@ import {
   codePoints,
   duplicateNames,
   fieldLines,
-  fileReferences,
   isValidName,
   nameProblems,
   RULE_IDS,

@@ -24,6 +24,7 @@ import {
   symlinkArtefactReason,
   symlinkTargetIn,
 } from "../skills/Frontmatter.js"
+import { fileReferences } from "../skills/References.js"
 import type { Diagnostic, SkillSize } from "../skills/Validation.js"
 import {
   checkLength,
@@ -33,7 +34,6 @@ import {
   duplicateName,
   duplicateNames,
   fieldLines,
-  fileReferences,
   frontmatterNotFirst,
   frontmatterRuleId,
   missingReference,
