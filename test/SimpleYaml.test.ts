@@ -10,14 +10,11 @@ import { parseDocument } from "yaml"
 import { parseFrontmatterYaml } from "../src/skills/Frontmatter.js"
 import { parseSimpleYaml } from "../src/skills/SimpleYaml.js"
 
+/** The `yaml` package's reading the server asks for (src/skills/Yaml.ts). */
+const SAFE = { schema: "core", customTags: [], uniqueKeys: true, strict: true, stringKeys: true } as const
+
 const yamlOf = (text: string) => {
-  const doc = parseDocument(text, {
-    schema: "core",
-    customTags: [],
-    uniqueKeys: true,
-    strict: true,
-    stringKeys: true,
-  })
+  const doc = parseDocument(text, SAFE)
   return doc.errors.length > 0 || doc.warnings.length > 0 ? "invalid" : doc.toJS()
 }
 
@@ -208,14 +205,7 @@ describe("parseFrontmatterYaml", () => {
       // With the two required fields first, more documents are read through.
       fc.property(document, fc.boolean(), (entries, withRequired) => {
         const text = withRequired ? `name: n\ndescription: d\n${entries}` : entries
-        const doc = parseDocument(text, {
-          schema: "core",
-          customTags: [],
-          uniqueKeys: true,
-          strict: true,
-          stringKeys: true,
-          prettyErrors: false,
-        })
+        const doc = parseDocument(text, { ...SAFE, prettyErrors: false })
         const result = parseFrontmatterYaml("SKILL.md", { yaml: text, startLine: 1, endLine: 2, body: "" })
         const error = doc.errors[0]
         if (error !== undefined) {
