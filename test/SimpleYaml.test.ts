@@ -6,12 +6,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
+import type { DocumentOptions, ParseOptions, SchemaOptions } from "yaml"
 import { parseDocument } from "yaml"
 import { parseFrontmatterYaml } from "../src/skills/Frontmatter.js"
 import { parseSimpleYaml } from "../src/skills/SimpleYaml.js"
 
 /** The `yaml` package's reading the server asks for (src/skills/Yaml.ts). */
-const SAFE = { schema: "core", customTags: [], uniqueKeys: true, strict: true, stringKeys: true } as const
+const SAFE: ParseOptions & DocumentOptions & SchemaOptions = {
+  schema: "core",
+  customTags: [],
+  uniqueKeys: true,
+  strict: true,
+  stringKeys: true,
+}
 
 const yamlOf = (text: string) => {
   const doc = parseDocument(text, SAFE)
