@@ -12,7 +12,7 @@ import { MAX_FRONTMATTER_BYTES, parseSkillText, readFrontmatter } from "../src/s
 import { tempTree } from "./support/tree.js"
 
 const long = "x".repeat(6_000)
-const cases: Record<string, string> = {
+const cases: Record<string, string | Buffer> = {
   plain: "---\nname: a\ndescription: A skill.\n---\n# Body\n---\nmore\n",
   bom: "\ufeff---\nname: a\ndescription: With a BOM.\n---\nBody\n",
   crlf: "---\r\nname: a\r\ndescription: CRLF.\r\n---\r\nBody\r\n",
@@ -24,6 +24,9 @@ const cases: Record<string, string> = {
   unicode: "---\nname: a\ndescription: Émoji 🙂 and ünïcödé.\n---\nBödy\n",
   noFrontmatter: "# Just a title\n---\nname: a\n---\n",
   unclosed: "---\nname: a\ndescription: never closed\n",
+  // Bytes that are not UTF-8 decode to U+FFFD, three bytes long once encoded again.
+  notUtf8: Buffer.from("---\nname: a\ndescription: caf\xe9 \xe9\xe9\n---", "latin1"),
+  notUtf8WithBody: Buffer.from("---\nname: a\ndescription: caf\xe9\n---\nBody text\n", "latin1"),
 }
 
 describe("reading a SKILL.md's head", () => {
@@ -32,9 +35,9 @@ describe("reading a SKILL.md's head", () => {
       const root = yield* tempTree(
         Object.fromEntries(Object.entries(cases).map(([id, text]) => [`${id}/SKILL.md`, text])),
       )
-      for (const [id, text] of Object.entries(cases)) {
+      for (const [id, content] of Object.entries(cases)) {
         const file = path.join(root, id, "SKILL.md")
-        const whole = parseSkillText(file, text)
+        const whole = parseSkillText(file, content.toString("utf8"))
         for (const port of [syncFs, asyncFs]) {
           const head = yield* Effect.promise(() => readFrontmatter(port, file, MAX_FRONTMATTER_BYTES))
           expect(Either.isRight(head), id).toBe(Either.isRight(whole))

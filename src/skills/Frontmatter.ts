@@ -305,11 +305,11 @@ const readHeadText = async (
     length += bytesRead
     const text = buffer.toString("utf8", 0, length)
     const split = splitFrontmatter(text)
-    // Only the frontmatter, decoded again as a string of its own: values sliced out of the
-    // chunk's text would keep the whole chunk alive, and the catalog keeps them for every skill.
+    // Only the frontmatter, copied into a string of its own: values sliced out of the chunk's
+    // text would keep the whole chunk alive, and the catalog keeps them for every skill. (Copied
+    // from the text, not cut from the bytes: bytes that are not UTF-8 became U+FFFD.)
     if (split._tag === "Split") {
-      const head = text.slice(0, text.length - split.value.body.length)
-      return buffer.toString("utf8", 0, Buffer.byteLength(head))
+      return Buffer.from(text.slice(0, text.length - split.value.body.length), "utf8").toString("utf8")
     }
     if (bytesRead === 0 || length < buffer.length || split._tag === "NoFrontmatter") return text
     if (buffer.length >= cap) return undefined
