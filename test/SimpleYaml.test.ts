@@ -6,19 +6,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import type { DocumentOptions, ParseOptions, SchemaOptions } from "yaml"
 import { parseDocument } from "yaml"
 import { parseFrontmatterYaml } from "../src/skills/Frontmatter.js"
 import { parseSimpleYaml } from "../src/skills/SimpleYaml.js"
-
-/** The `yaml` package's reading the server asks for (src/skills/Yaml.ts). */
-const SAFE: ParseOptions & DocumentOptions & SchemaOptions = {
-  schema: "core",
-  customTags: [],
-  uniqueKeys: true,
-  strict: true,
-  stringKeys: true,
-}
+import { YAML_OPTIONS as SAFE } from "../src/skills/Yaml.js"
 
 const yamlOf = (text: string) => {
   const doc = parseDocument(text, SAFE)
@@ -212,7 +203,7 @@ describe("parseFrontmatterYaml", () => {
       // With the two required fields first, more documents are read through.
       fc.property(document, fc.boolean(), (entries, withRequired) => {
         const text = withRequired ? `name: n\ndescription: d\n${entries}` : entries
-        const doc = parseDocument(text, { ...SAFE, prettyErrors: false })
+        const doc = parseDocument(text, SAFE)
         const result = parseFrontmatterYaml("SKILL.md", { yaml: text, startLine: 1, endLine: 2, body: "" })
         const error = doc.errors[0]
         if (error !== undefined) {

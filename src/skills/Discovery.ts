@@ -138,7 +138,6 @@ export const ROOT_MOVED =
 
 interface Found {
   readonly candidate: Candidate
-  readonly real: string
   readonly viaLink: boolean
 }
 
@@ -155,11 +154,11 @@ export interface ScanOptions {
 export const discoverRoot = async (
   port: FsPort,
   root: Root,
-  /** The root's real path as pinned at start (see `Discovery`). */
-  pinned: string,
+  /** The root's real path as pinned at start (see `Discovery`); null while it cannot be resolved. */
+  pinned: string | null,
   rootIndex: number,
   options: ScanOptions,
-): Promise<DiscoveryResult> => {
+): Promise<Omit<DiscoveryResult, "nested">> => {
   const { maxDepth, permits, includeDotFolders = false } = options
   const found: Array<Found> = []
   /** Skill folders passed over for the operator's lists (for the notice of an empty root). */
@@ -169,14 +168,14 @@ export const discoverRoot = async (
   const edges: Array<string> = []
   /** Real folders already reached (directly or through a link). */
   const reached = new Set<string>()
-  const rootReal = await port.realpath(root.path)
+  const rootReal = pinned === null ? null : await port.realpath(root.path)
   if (rootReal === null) {
     notices.push({ path: root.path, reason: "the skills folder cannot be read" })
-    return { candidates: [], nested: [], notices, folders, edges }
+    return { candidates: [], notices, folders, edges }
   }
   if (rootReal !== pinned) {
     notices.push({ path: root.path, reason: ROOT_MOVED })
-    return { candidates: [], nested: [], notices, folders, edges }
+    return { candidates: [], notices, folders, edges }
   }
 
   /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
@@ -240,7 +239,7 @@ export const discoverRoot = async (
     const skill = await skillIn(pending)
     if (skill === "refused") return []
     if (skill !== null) {
-      found.push({ candidate: skill, real: pending.real, viaLink: pending.viaLink })
+      found.push({ candidate: skill, viaLink: pending.viaLink })
       return []
     }
     if (pending.depth >= maxDepth) {
@@ -303,7 +302,7 @@ export const discoverRoot = async (
           .candidates
     notices.push(emptyRootNotice(root, maxDepth, inDotFolders, denied))
   }
-  return { candidates: onePathPerFolder(found), nested: [], notices, folders, edges }
+  return { candidates: onePathPerFolder(found), notices, folders, edges }
 }
 
 /** Every root through `port`, roots in priority order, each root's skills in path order. */
@@ -313,15 +312,7 @@ export const discoverAll = async (
   options: ScanOptions,
 ): Promise<DiscoveryResult> => {
   const perRoot = await mapLimit(roots, 4, ({ root, pinned }, index) =>
-    pinned === null
-      ? {
-          candidates: [],
-          nested: [],
-          notices: [{ path: root.path, reason: "the skills folder cannot be read" }],
-          folders: [],
-          edges: [],
-        }
-      : discoverRoot(port, root, pinned, index, options),
+    discoverRoot(port, root, pinned, index, options),
   )
   const { candidates, nested } = oneSkillPerFolder(perRoot.flatMap((result) => result.candidates))
   return {
@@ -345,8 +336,8 @@ const onePathPerFolder = (found: ReadonlyArray<Found>): Array<Candidate> => {
     .map(({ entry }) => entry)
   const chosen = new Map<string, (typeof sorted)[number]>()
   for (const entry of sorted) {
-    const current = chosen.get(entry.real)
-    if (current === undefined || (current.viaLink && !entry.viaLink)) chosen.set(entry.real, entry)
+    const current = chosen.get(entry.candidate.real)
+    if (current === undefined || (current.viaLink && !entry.viaLink)) chosen.set(entry.candidate.real, entry)
   }
   const kept = new Set(chosen.values())
   return sorted.filter((entry) => kept.has(entry)).map((entry) => entry.candidate)

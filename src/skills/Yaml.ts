@@ -26,7 +26,7 @@ class TooDeep {
 }
 
 /** The `yaml` package's safe reading: core schema, no custom tags, unique string keys. */
-const YAML_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions = {
+export const YAML_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions = {
   schema: "core",
   customTags: [],
   uniqueKeys: true,
