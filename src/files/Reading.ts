@@ -17,10 +17,9 @@ import {
   SkillUnreadable,
 } from "../Errors.js"
 import type { FsShape } from "../platform/Fs.js"
-import { errorCode } from "../platform/Fs.js"
+import { describeIoError, errorCode } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { fingerprintOf, isInside } from "../platform/Paths.js"
-import { describeIoError } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 

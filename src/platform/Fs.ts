@@ -47,6 +47,25 @@ export type SyncFsPort = {
 export const errorCode = (error: unknown): unknown =>
   typeof error === "object" && error !== null && "code" in error ? error.code : undefined
 
+/** A short, path-free description of a Node I/O error. */
+export const describeIoError = (error: unknown): string => {
+  switch (errorCode(error)) {
+    case "ENOENT":
+      return "no such file"
+    case "EACCES":
+    case "EPERM":
+      return "permission denied"
+    case "EISDIR":
+      return "is a folder"
+    case "ELOOP":
+      return "too many symbolic links"
+    default: {
+      const code = errorCode(error)
+      return typeof code === "string" ? code : "unknown error"
+    }
+  }
+}
+
 const nullOnError =
   <A extends Array<unknown>, B>(f: (...args: A) => B) =>
   (...args: A): B | null => {

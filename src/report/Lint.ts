@@ -25,7 +25,7 @@ import {
   symlinkTargetIn,
 } from "../skills/Frontmatter.js"
 import { fileReferences } from "../skills/References.js"
-import type { Diagnostic, SkillSize } from "../skills/Validation.js"
+import type { Diagnostic, RuleId, SkillSize } from "../skills/Validation.js"
 import {
   checkLength,
   checkSize,
@@ -35,7 +35,6 @@ import {
   duplicateNames,
   fieldLines,
   frontmatterNotFirst,
-  frontmatterRuleId,
   missingReference,
   outsideReference,
   RULE_IDS,
@@ -159,7 +158,11 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
     const statOrNull = (target: string) => Effect.promise(async () => fs.async.stat(target))
     const readDirOrNull = (dir: string) => Effect.promise(async () => fs.async.readdir(dir))
 
-    /** The skill's file count and bytes, as the Skills extension's manifest would count them. */
+    /**
+     * The skill's file count and bytes, from its listing (at most 2,000 entries: `partial` past
+     * that). Close to, not the same as, the manifest's count (files/Manifests.ts), which leaves
+     * out files no URI reads back and stops at 512 files.
+     */
     const sizeOf = (candidate: Candidate) =>
       Effect.map(
         Effect.option(files.list({ id: candidate.id, dir: candidate.dir, rootReal: candidate.rootReal }, "")),
@@ -206,7 +209,8 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
         const parsed = parseSkillText(candidate.file, text)
         if (Either.isLeft(parsed)) {
           const error = parsed.left
-          const rule = frontmatterRuleId(error.rule)
+          // Every rule a SKILL.md that cannot be served fails (Errors.ts) is a rule of the table.
+          const rule: RuleId = error.rule
           // A missing or invalid field: its line, else the frontmatter's first line.
           const field =
             rule === "name-required" ? "name" : rule === "description-required" ? "description" : ""

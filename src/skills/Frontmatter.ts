@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import type { FrontmatterRule } from "../Errors.js"
 import { MalformedFrontmatter } from "../Errors.js"
 import type { FsPort, SyncFsPort } from "../platform/Fs.js"
-import { errorCode, Fs } from "../platform/Fs.js"
+import { describeIoError, Fs } from "../platform/Fs.js"
 import { Settings } from "../Settings.js"
 import { parseSimpleYaml } from "./SimpleYaml.js"
 import { readYaml } from "./Yaml.js"
@@ -259,25 +259,6 @@ export const MAX_FRONTMATTER_BYTES = 256 * 1024
 
 /** The first bytes of a file are read in chunks of this size until the frontmatter closes. */
 const HEAD_CHUNK = 4 * 1024
-
-/** A short, path-free description of a Node I/O error. */
-export const describeIoError = (error: unknown): string => {
-  switch (errorCode(error)) {
-    case "ENOENT":
-      return "no such file"
-    case "EACCES":
-    case "EPERM":
-      return "permission denied"
-    case "EISDIR":
-      return "is a folder"
-    case "ELOOP":
-      return "too many symbolic links"
-    default: {
-      const code = errorCode(error)
-      return typeof code === "string" ? code : "unknown error"
-    }
-  }
-}
 
 const unreadable = (file: string, error: unknown): FrontmatterRead =>
   Either.left(

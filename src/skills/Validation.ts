@@ -6,7 +6,6 @@
  * disk included, and fails on errors.
  */
 import * as Effect from "effect/Effect"
-import type { FrontmatterRule } from "../Errors.js"
 import type { ParsedFrontmatter } from "./Frontmatter.js"
 import { specFields } from "./Frontmatter.js"
 import type { FileReference } from "./References.js"
@@ -89,9 +88,6 @@ export const RULES = {
 
 export type RuleId = keyof typeof RULES
 export const RULE_IDS = Object.keys(RULES) as ReadonlyArray<RuleId>
-
-/** The rule a SKILL.md that cannot be served fails (Errors.ts): every one is a rule of this table. */
-export const frontmatterRuleId = (rule: FrontmatterRule): RuleId => rule
 
 export interface Diagnostic {
   /** Stable rule id, e.g. `name-characters`. */
