@@ -8,6 +8,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { SKILL_FILE } from "../skills/Discovery.js"
 
 export const SCHEME = "skill://"
 /** The catalog as `<available_skills>` XML. */
@@ -16,6 +17,9 @@ export const PROMPT_XML_URI = "skill://prompt-xml"
 export const DIAGNOSTICS_URI = "skill://diagnostics"
 /** The file list (sizes, digests) of a skill, for clients written before the extension. */
 export const MANIFEST_SEGMENT = "_manifest"
+/** The file a skill URI's path (below the skill) names: SKILL.md for the skill's own URI. */
+export const fileOfPath = (rest: ReadonlyArray<string>): string =>
+  rest.length === 0 ? SKILL_FILE : rest.join("/")
 /** Longest URI accepted. */
 export const MAX_URI_CHARS = 4096
 

@@ -124,10 +124,14 @@ export const resolveIn = (fs: FsShape, skill: SkillRef, requested: string) =>
     // The folder and the target are resolved at once, in one wait. The target is joined to the
     // folder as named, not to its real path: with no `..` segment (refused above), both name the
     // same file.
-    const [dir, real] = yield* Effect.promise(() =>
-      Promise.all([fs.async.realpath(skill.dir), fs.async.realpath(path.join(skill.dir, ...segments))]),
+    const [dir, target] = yield* Effect.promise(() =>
+      Promise.all([
+        fs.async.realpath(skill.dir),
+        segments.length === 0 ? undefined : fs.async.realpath(path.join(skill.dir, ...segments)),
+      ]),
     )
     const base = yield* containedBase(skill, dir)
+    const real = target === undefined ? base : target
     if (real !== null) {
       if (!isInside(base, real)) return yield* new PathEscape({ skillId: skill.id, requested })
       const resolved: ResolvedPath = {
@@ -140,7 +144,7 @@ export const resolveIn = (fs: FsShape, skill: SkillRef, requested: string) =>
     // Missing: say so only when the nearest existing ancestor is inside the skill and no
     // dangling link is involved, so nothing is revealed about paths outside it.
     for (let depth = segments.length - 1; depth >= 0; depth--) {
-      const ancestor = yield* realpath(fs, path.join(base, ...segments.slice(0, depth)))
+      const ancestor = depth === 0 ? base : yield* realpath(fs, path.join(base, ...segments.slice(0, depth)))
       if (ancestor === null) continue
       if (!isInside(base, ancestor)) break
       const next = yield* Effect.promise(async () =>

@@ -62,15 +62,28 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       return yield* page(skill, yield* folderOf(fs, skill, requested), offset, limit)
     })
 
+    /** What the path names, resolved once: a folder, or a file's bytes (within the size limit). */
+    const fileOrFolder = (skill: SkillRef, requested: string) =>
+      Effect.gen(function* () {
+        const resolved = yield* resolveIn(fs, skill, requested)
+        const info = yield* Effect.promise(async () => fs.async.stat(resolved.real))
+        if (info?.isDirectory() === true) return { _tag: "Folder", resolved } as const
+        const { content } = yield* readFile(skill, resolved, requested)
+        return { _tag: "File", content } as const
+      })
+
+    /** A file's bytes, or word that the path is a folder (a resource read refuses folders). */
+    const readEntry = Effect.fn("SkillFiles.readEntry")(function* (skill: SkillRef, requested: string) {
+      return yield* fileOrFolder(skill, requested)
+    })
+
     /** A folder's listing or a file's text, whichever the path names. */
     const read = Effect.fn("SkillFiles.read")(function* (skill: SkillRef, requested: string) {
-      const resolved = yield* resolveIn(fs, skill, requested)
-      const info = yield* Effect.promise(async () => fs.async.stat(resolved.real))
-      if (info?.isDirectory() === true) {
-        return { _tag: "Listing", listing: yield* listFolder(fs, skill, resolved) } as const
+      const entry = yield* fileOrFolder(skill, requested)
+      if (entry._tag === "Folder") {
+        return { _tag: "Listing", listing: yield* listFolder(fs, skill, entry.resolved) } as const
       }
-      const { content } = yield* readFile(skill, resolved, requested)
-      return { _tag: "File", file: yield* textOf(skill, content) } as const
+      return { _tag: "File", file: yield* textOf(skill, entry.content) } as const
     })
 
     /**
@@ -106,6 +119,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       list,
       children,
       read,
+      readEntry,
       loadSkill,
       manifest,
       publicationProblem,

@@ -8,12 +8,12 @@
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { Catalog } from "../catalog/Catalog.js"
-import { MANIFEST_SEGMENT } from "../catalog/Uris.js"
+import type { Snapshot } from "../catalog/Snapshot.js"
+import { fileOfPath, MANIFEST_SEGMENT } from "../catalog/Uris.js"
 import { InvalidArgument } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { Fs } from "../platform/Fs.js"
 import { fingerprintOf } from "../platform/Paths.js"
-import { SKILL_FILE } from "../skills/Discovery.js"
 import { diagnosticsText, resolveUri } from "./resources.js"
 
 export const MAX_SUBSCRIPTIONS = 256
@@ -32,13 +32,12 @@ export const makeSubscriptions = (notify: (uri: string) => Effect.Effect<void>) 
     const fs = yield* Fs
     const subscribed = new Map<string, Seen>()
 
-    /** What a URI looks like now; "gone" when it no longer names anything. */
-    const observe = (uri: string): Effect.Effect<Seen> =>
+    /** What a URI looks like in `snapshot`; fails as a read would when it names nothing. */
+    const look = (snapshot: Snapshot, uri: string) =>
       Effect.gen(function* () {
-        const current = yield* catalog.peek
-        const target = yield* resolveUri(current, uri)
-        if (target._tag === "PromptXml") return { signature: `catalog ${current.version}`, folders: [] }
-        if (target._tag === "Diagnostics") return { signature: diagnosticsText(current, files), folders: [] }
+        const target = yield* resolveUri(snapshot, uri)
+        if (target._tag === "PromptXml") return { signature: `catalog ${snapshot.version}`, folders: [] }
+        if (target._tag === "Diagnostics") return { signature: diagnosticsText(snapshot, files), folders: [] }
         if (target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT) {
           const { files: listed } = yield* files.manifest(target.skill)
           const folders = new Set(
@@ -46,14 +45,20 @@ export const makeSubscriptions = (notify: (uri: string) => Effect.Effect<void>) 
           )
           return { signature: JSON.stringify(listed), folders: [...folders] }
         }
-        const relative = target.rest.length === 0 ? SKILL_FILE : target.rest.join("/")
-        const resolved = yield* files.resolve(target.skill, relative)
+        const resolved = yield* files.resolve(target.skill, fileOfPath(target.rest))
         const info = yield* Effect.promise(async () => fs.async.stat(resolved.real))
-        return {
+        const seen: Seen = {
           signature: info === null ? "missing" : JSON.stringify(fingerprintOf(info)),
           folders: [path.dirname(resolved.real)],
         }
-      }).pipe(Effect.orElseSucceed(() => ({ signature: "gone", folders: [] })))
+        return seen
+      })
+
+    /** What a URI looks like now; "gone" when it no longer names anything. */
+    const observe = (uri: string): Effect.Effect<Seen> =>
+      Effect.flatMap(catalog.peek, (current) => look(current, uri)).pipe(
+        Effect.orElseSucceed(() => ({ signature: "gone", folders: [] })),
+      )
 
     /** Subscribes to a URI the server serves (refused like a read when it serves nothing there). */
     const subscribe = (uri: string) =>
@@ -64,14 +69,7 @@ export const makeSubscriptions = (notify: (uri: string) => Effect.Effect<void>) 
             reason: `this client already holds ${MAX_SUBSCRIPTIONS} subscriptions, the most one client may hold; unsubscribe from one first`,
           })
         }
-        const target = yield* resolveUri(yield* catalog.snapshot, uri)
-        if (target._tag === "Skill") {
-          if (target.rest.length === 1 && target.rest[0] === MANIFEST_SEGMENT)
-            yield* files.manifest(target.skill)
-          else
-            yield* files.resolve(target.skill, target.rest.length === 0 ? SKILL_FILE : target.rest.join("/"))
-        }
-        subscribed.set(uri, yield* observe(uri))
+        subscribed.set(uri, yield* look(yield* catalog.snapshot, uri))
       })
 
     /** Sends `notifications/resources/updated` for each subscribed URI whose content changed. */

@@ -17,6 +17,7 @@ import { perSnapshot } from "../catalog/Snapshot.js"
 import type { UriTarget } from "../catalog/Uris.js"
 import {
   DIAGNOSTICS_URI,
+  fileOfPath,
   fileUri,
   MANIFEST_SEGMENT,
   PROMPT_XML_URI,
@@ -31,7 +32,6 @@ import { isBinary } from "../files/Reading.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import type { CatalogEntry } from "../instructions.js"
 import { renderAvailableSkills } from "../instructions.js"
-import { Fs } from "../platform/Fs.js"
 import { diagnosticsDocument } from "../report/CatalogReport.js"
 import { defaults, Settings } from "../Settings.js"
 import { CACHE_HINTS } from "./skills.js"
@@ -172,7 +172,6 @@ export const readResource = (params: typeof UriParams.Type) =>
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const files = yield* SkillFiles
-    const fs = yield* Fs
     const settings = yield* Settings
     const snapshot = yield* catalog.snapshot
     const target = yield* resolveUri(snapshot, params.uri)
@@ -200,16 +199,14 @@ export const readResource = (params: typeof UriParams.Type) =>
         }
         return { uri: params.uri, mimeType: "application/json", text: JSON.stringify(json, null, 2) }
       }
-      const relative = rest.length === 0 ? "SKILL.md" : rest.join("/")
-      const resolved = yield* files.resolve(skill, relative)
-      const info = yield* Effect.promise(async () => fs.async.stat(resolved.real))
-      if (info?.isDirectory() === true) {
+      const entry = yield* files.readEntry(skill, fileOfPath(rest))
+      if (entry._tag === "Folder") {
         return yield* new InvalidArgument({
           argument: "uri",
           reason: `${echo(params.uri)} is a folder; list it with resources/directory/read`,
         })
       }
-      const file = yield* files.readBytes(skill, resolved.relative)
+      const file = entry.content
       return isBinary(file.bytes)
         ? { uri: params.uri, mimeType: file.mimeType, blob: Buffer.from(file.bytes).toString("base64") }
         : { uri: params.uri, mimeType: file.mimeType, text: Buffer.from(file.bytes).toString("utf8") }
