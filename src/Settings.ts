@@ -231,35 +231,35 @@ export const SETTING_OPTIONS = {
     ...whole(1, (maxFileBytes) => ({ maxFileBytes })),
     value: "N",
     env: "SKILLS_MCP_MAX_FILE_BYTES",
-    help: "Largest file returned by read_skill_file and get_skill (default 1048576).",
+    help: `Largest file returned by read_skill_file and get_skill (default ${defaults.maxFileBytes}).`,
     commands: discovering,
   },
   "max-depth": {
     ...whole(1, (maxDepth) => ({ maxDepth })),
     value: "N",
     env: "SKILLS_MCP_MAX_DEPTH",
-    help: "How many folder levels below a root a skill may sit (default 4).",
+    help: `How many folder levels below a root a skill may sit (default ${defaults.maxDepth}).`,
     commands: discovering,
   },
   "max-skills": {
     ...whole(1, (maxSkills) => ({ maxSkills })),
     value: "N",
     env: "SKILLS_MCP_MAX_SKILLS",
-    help: "Most skills indexed; the rest are logged and left out (default 100000).",
+    help: `Most skills indexed; the rest are logged and left out (default ${defaults.maxSkills}).`,
     commands: ["serve", "list"],
   },
   "refresh-ms": {
     ...whole(0, (refreshIntervalMs) => ({ refreshIntervalMs })),
     value: "MS",
     env: "SKILLS_MCP_REFRESH_MS",
-    help: "Re-check the skills folders for changes at most this often, on requests (default 500).",
+    help: `Without the watcher, re-check the skills folders for changes at most this often, on requests (default ${defaults.refreshIntervalMs}).`,
     commands: serving,
   },
   "catalog-budget": {
     ...whole(0, (catalogBudget) => ({ catalogBudget })),
     value: "CHARS",
     env: "SKILLS_MCP_CATALOG_BUDGET",
-    help: "Most characters of the instructions and of the tools/list answer, <available_skills> catalog included (0: no catalog), and of skill://prompt-xml (default 8000). The next two options set the first two on their own.",
+    help: `Most characters of the instructions and of the tools/list answer, <available_skills> catalog included (0: no catalog), and of skill://prompt-xml (default ${defaults.catalogBudget}). The next two options set the first two on their own.`,
     commands: serving,
   },
   "instructions-budget": {
@@ -280,7 +280,7 @@ export const SETTING_OPTIONS = {
     ...whole(1, (size) => ({ pageSize: size, protocolPageSize: size })),
     value: "N",
     env: "SKILLS_MCP_PAGE_SIZE",
-    help: "Page size: list_skills' default and largest page (default 100), and the page of skills/list, resources/list, prompts/list and directory reads (default 200). A value sets both.",
+    help: `Page size: list_skills' default and largest page (default ${defaults.pageSize}), and the page of skills/list, resources/list, prompts/list and directory reads (default ${defaults.protocolPageSize}). A value sets both.`,
     commands: serving,
   },
   watch: {
@@ -332,7 +332,10 @@ export const environmentVariables = Object.values<OptionSpec>(SETTING_OPTIONS).f
  * What the command line said: each option's value by its name (`"max-depth": "7"`), the
  * folders it named, and the working directory for relative paths (the process's by default).
  */
-export type SettingsInput = { readonly [Name in keyof typeof SETTING_OPTIONS]?: FlagValue | undefined } & {
+export type SettingsInput = {
+  readonly [Name in Exclude<keyof typeof SETTING_OPTIONS, "skills-dir">]?: FlagValue | undefined
+} & {
+  /** The folders (or SKILL.md files) named by --skills-dir and positional arguments. */
   readonly skillsDirs?: ReadonlyArray<string>
   readonly cwd?: string
 }

@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
+import type { AuditLogShape, AuditRecord } from "../AuditLog.js"
 import type { SkillError } from "../Errors.js"
 import { echo, InvalidArgument, MAX_ECHO } from "../Errors.js"
 
@@ -40,6 +41,28 @@ export const outcomeOf = (exit: Exit.Exit<unknown, SkillError>): string =>
         onSome: (error) => error._tag,
         onNone: () => (Cause.isInterruptedOnly(cause) ? "Interrupted" : "Defect"),
       }),
+  })
+
+/**
+ * Runs `effect` and records it in `audit` with its outcome and duration; `fromValue` adds
+ * what only a success knows (the skill a call resolved to).
+ */
+export const auditedRun = <A, R>(
+  audit: AuditLogShape,
+  record: Omit<AuditRecord, "outcome" | "durationMs">,
+  effect: Effect.Effect<A, SkillError, R>,
+  fromValue: (value: A) => Partial<AuditRecord> = () => ({}),
+): Effect.Effect<A, SkillError, R> =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.onExit(effect, (exit) =>
+      audit.record({
+        ...record,
+        ...(Exit.isSuccess(exit) ? fromValue(exit.value) : {}),
+        outcome: outcomeOf(exit),
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+      }),
+    )
   })
 
 export const toToolResult = (exit: Exit.Exit<ToolOutput, SkillError>): CallToolResult =>

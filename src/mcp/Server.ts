@@ -35,7 +35,7 @@ import { SetLevelParams } from "./ClientLog.js"
 import { CompleteParams, makeCompleter } from "./completion.js"
 import { budgetWarnings, catalogIn, serverInstructions } from "./Guide.js"
 import { GetPromptParams, getPrompt, ListPromptsParams, listPrompts } from "./prompts.js"
-import { decodeParams, makeRunner, outcomeOf, ProtocolError } from "./Run.js"
+import { auditedRun, decodeParams, makeRunner, ProtocolError } from "./Run.js"
 import {
   DirectoryReadParams,
   ListResourcesParams,
@@ -136,17 +136,7 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
     }
     /** Runs a read of skill content, recorded in the audit log with its URI and outcome. */
     const audited = <A, R>(method: string, uri: string, effect: Effect.Effect<A, SkillError, R>) =>
-      Effect.suspend(() => {
-        const started = performance.now()
-        return Effect.onExit(effect, (exit) =>
-          clientAudit.record({
-            tool: method,
-            uri: uri.slice(0, 500),
-            outcome: outcomeOf(exit),
-            durationMs: Math.round((performance.now() - started) * 100) / 100,
-          }),
-        )
-      })
+      auditedRun(clientAudit, { tool: method, uri: uri.slice(0, 500) }, effect)
     const complete = yield* makeCompleter((skill) =>
       files.list(skill, "").pipe(
         Effect.map((listing) => listing.entries.map((entry) => entry.path)),

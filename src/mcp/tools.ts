@@ -4,7 +4,6 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import { AuditLog } from "../AuditLog.js"
@@ -18,7 +17,7 @@ import { withCatalog } from "../instructions.js"
 import { notServedNote } from "../report/CatalogReport.js"
 import { lineCount } from "../skills/Validation.js"
 import type { ToolOutput } from "./Run.js"
-import { decodeArguments, outcomeOf } from "./Run.js"
+import { auditedRun, decodeArguments } from "./Run.js"
 import type { TextPage } from "./TextPage.js"
 import { DEFAULT_PAGE_LINES, MAX_PAGE_CHARS, pageOf } from "./TextPage.js"
 
@@ -411,7 +410,6 @@ export const callTool = (
 ): Effect.Effect<ToolOutput, SkillError, Catalog | SkillFiles | AuditLog> =>
   Effect.gen(function* () {
     const audit = yield* AuditLog
-    const started = performance.now()
     const effect: Effect.Effect<ToolOutput, SkillError, Catalog | SkillFiles> = isToolName(name)
       ? handlers[name](input)
       : Effect.fail(
@@ -420,16 +418,9 @@ export const callTool = (
             reason: `no tool '${echo(name)}'; the tools are ${Object.keys(handlers).join(", ")}`,
           }),
         )
-    return yield* effect.pipe(
-      Effect.onExit((exit) =>
-        audit.record({
-          tool: name.slice(0, 100),
-          ...auditFields(input),
-          // The id the call resolved to (it may have named the skill by name or in other case).
-          ...(Exit.isSuccess(exit) && exit.value.skill !== undefined ? { skill: exit.value.skill } : {}),
-          outcome: outcomeOf(exit),
-          durationMs: Math.round((performance.now() - started) * 100) / 100,
-        }),
-      ),
+    // The skill recorded is the id the call resolved to (it may have named it by name or in
+    // another case).
+    return yield* auditedRun(audit, { tool: name.slice(0, 100), ...auditFields(input) }, effect, (output) =>
+      output.skill === undefined ? {} : { skill: output.skill },
     )
   })
