@@ -13,7 +13,9 @@ import * as path from "node:path"
 
 const enableCompileCache: unknown = Reflect.get(module, "enableCompileCache")
 if (typeof enableCompileCache === "function" && process.env.SKILLS_MCP_COMPILE_CACHE !== "0") {
-  const cacheHome = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache")
+  // An empty or relative XDG_CACHE_HOME is ignored, as the XDG spec says.
+  const xdg = process.env.XDG_CACHE_HOME
+  const cacheHome = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), ".cache")
   try {
     enableCompileCache(path.join(cacheHome, "skills-mcp", "compile-cache"))
   } catch {
