@@ -57,32 +57,19 @@ export interface CatalogReport {
 }
 
 /**
- * The report of a snapshot. `leftOut`: skills (by folder) the extension cannot serve for their
- * content, as SkillFiles found (the catalog itself checks only names and URIs).
+ * What a snapshot does not serve, or not over the Skills extension, with the reasons. `leftOut`:
+ * skills (by folder) the extension cannot serve for their content, as SkillFiles found (the
+ * catalog itself checks only names and URIs).
  */
-export const catalogReport = (
+const problemsOf = (
   snapshot: Snapshot,
-  uriOf: (skill: Skill) => string | undefined,
-  leftOut: ReadonlyMap<string, string> = new Map(),
-): CatalogReport => {
+  leftOut: ReadonlyMap<string, string>,
+): Omit<CatalogReport, "served"> => {
   const contentLeftOut = snapshot.published.flatMap((skill) => {
     const reason = leftOut.get(skill.dir)
     return reason === undefined ? [] : [{ id: skill.id, file: skill.file, reason }]
   })
-  const left = new Set(contentLeftOut.map((entry) => entry.file))
-  const published = new Set(snapshot.published.filter((skill) => !left.has(skill.file)))
   return {
-    served: snapshot.skills.map((skill) => {
-      const uri = uriOf(skill)
-      return {
-        id: skill.id,
-        name: skill.name,
-        ...(uri === undefined ? {} : { uri }),
-        published: published.has(skill),
-        root: skill.root,
-        file: skill.file,
-      }
-    }),
     skipped: snapshot.skipped.map((skip) => ({
       id: skip.id,
       file: skip.file,
@@ -105,6 +92,31 @@ export const catalogReport = (
   }
 }
 
+/** The report of a snapshot: every served skill with its URI, then `problemsOf`. */
+export const catalogReport = (
+  snapshot: Snapshot,
+  uriOf: (skill: Skill) => string | undefined,
+  leftOut: ReadonlyMap<string, string> = new Map(),
+): CatalogReport => {
+  const problems = problemsOf(snapshot, leftOut)
+  const unpublished = new Set(problems.unpublished.map((entry) => entry.file))
+  const listed = new Set(snapshot.published)
+  return {
+    served: snapshot.skills.map((skill) => {
+      const uri = uriOf(skill)
+      return {
+        id: skill.id,
+        name: skill.name,
+        ...(uri === undefined ? {} : { uri }),
+        published: listed.has(skill) && !unpublished.has(skill.file),
+        root: skill.root,
+        file: skill.file,
+      }
+    }),
+    ...problems,
+  }
+}
+
 export const DIAGNOSTICS_HINT =
   "Run `skills-mcp validate` on the skills folders for every rule of the Agent Skills specification, with line numbers and how to fix each problem."
 
@@ -117,7 +129,7 @@ export const diagnosticsDocument = (
   leftOut: ReadonlyMap<string, string> = new Map(),
   withheld: ReadonlyMap<string, ReadonlyArray<WithheldFile>> = new Map(),
 ) => {
-  const report = catalogReport(snapshot, () => undefined, leftOut)
+  const report = problemsOf(snapshot, leftOut)
   const withheldFiles = snapshot.skills.flatMap((skill) =>
     (withheld.get(skill.dir) ?? []).map((file) => ({ id: skill.id, path: file.path, reason: file.reason })),
   )
@@ -184,7 +196,7 @@ const table = (cells: ReadonlyArray<ReadonlyArray<string>>): Array<string> => {
   )
 }
 
-const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
+export const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
 
 /** One line per served skill (id, name, URI, root), then one per skill not served, then a summary. */
 export const formatCatalogReport = (report: CatalogReport, cwd: string): string => {

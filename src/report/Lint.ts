@@ -40,7 +40,7 @@ import {
   RULE_IDS,
 } from "../skills/Validation.js"
 import { forTerminal } from "../Terminal.js"
-import { displayPath } from "./CatalogReport.js"
+import { displayPath, plural } from "./CatalogReport.js"
 
 /** A link target is a short path; larger files are not looked at. */
 const MAX_LINK_TARGET_BYTES = 1024
@@ -352,8 +352,6 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
 
 // ---------------------------------------------------------------------------------------
 // Human-readable output
-
-const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
 
 /** Every line is made safe for a terminal (src/Terminal.ts): names, paths and messages come from the skills. */
 const diagnosticLine = (d: LintDiagnostic, cwd: string) =>
