@@ -169,16 +169,16 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
   })
 
 /** Output of the one-shot commands: the only writer to stdout outside the MCP transport. */
-export const writeOut = (text: string) =>
+const writeOut = (text: string) =>
   Effect.async<void>((resume) => {
     process.stdout.write(text, () => resume(Effect.void))
   })
 
 const writeErr = (text: string) => Effect.sync(() => writeStderr(text.endsWith("\n") ? text : `${text}\n`))
 
-export const EXIT_OK = 0
-export const EXIT_FAILURE = 1
-export const EXIT_USAGE = 2
+const EXIT_OK = 0
+const EXIT_FAILURE = 1
+const EXIT_USAGE = 2
 
 const serveCommand = (settings: SettingsInput) =>
   Effect.scoped(serve({ input: process.stdin, output: process.stdout })).pipe(

@@ -36,7 +36,7 @@ const text = (message: unknown): string =>
   Array.isArray(message) ? message.map((part) => String(part)).join(" ") : String(message)
 
 /** One JSON object per line: time, level, message, and the cause of a failure when there is one. */
-export const stderrJsonLogger = Logger.make(({ date, logLevel, message, cause }) => {
+const stderrJsonLogger = Logger.make(({ date, logLevel, message, cause }) => {
   const line: Record<string, string> = {
     time: date.toISOString(),
     level: logLevel.label,

@@ -29,8 +29,8 @@ export type CatalogPlacement = "instructions" | "tool" | "both" | "none"
 /** Whether the model-facing tools are listed: always, never, or only to clients without the Skills extension. */
 export type ToolsMode = "auto" | "always" | "never"
 
-export const CATALOG_PLACEMENTS: ReadonlyArray<CatalogPlacement> = ["instructions", "tool", "both", "none"]
-export const TOOLS_MODES: ReadonlyArray<ToolsMode> = ["auto", "always", "never"]
+const CATALOG_PLACEMENTS: ReadonlyArray<CatalogPlacement> = ["instructions", "tool", "both", "none"]
+const TOOLS_MODES: ReadonlyArray<ToolsMode> = ["auto", "always", "never"]
 
 export interface SettingsShape {
   readonly roots: ReadonlyArray<Root>
@@ -409,7 +409,7 @@ const explicitRoot = Effect.fn("Settings.explicitRoot")(function* (
   })
 })
 
-export const conventionalRoots = (cwd: string, home: string): Array<string> => [
+const conventionalRoots = (cwd: string, home: string): Array<string> => [
   path.join(cwd, ".agents", "skills"),
   path.join(cwd, ".claude", "skills"),
   path.join(home, ".agents", "skills"),

@@ -51,7 +51,7 @@ export interface IndexedSkillMd {
 }
 
 /** Why a SKILL.md that does not begin with its frontmatter is left out (see beginsWithFrontmatter). */
-export const FRONTMATTER_FIRST =
+const FRONTMATTER_FIRST =
   "its SKILL.md does not begin with '---' (remove the blank lines or byte order mark before it)"
 
 /** The Skills extension's per-skill limits: files, and bytes over all files. */

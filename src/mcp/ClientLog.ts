@@ -9,7 +9,7 @@ import type * as LogLevel from "effect/LogLevel"
 import * as Schema from "effect/Schema"
 import { SERVER_NAME } from "../version.js"
 
-export const LOGGING_LEVELS = [
+const LOGGING_LEVELS = [
   "debug",
   "info",
   "notice",

@@ -9,7 +9,7 @@
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js"
 
 /** Longest string id kept, in characters (a longer one is not echoed: the answer's id is null). */
-export const MAX_ID_CHARS = 200
+const MAX_ID_CHARS = 200
 /** Most bytes of a top-level key or of an id kept while reading it (a string id with escapes). */
 const MAX_TOKEN_BYTES = MAX_ID_CHARS * 6
 

@@ -10,7 +10,6 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
@@ -18,6 +17,9 @@ import * as Schema from "effect/Schema"
 import type { AuditLogShape, AuditRecord } from "../AuditLog.js"
 import type { SkillError } from "../Errors.js"
 import { echo, InvalidArgument, MAX_ECHO } from "../Errors.js"
+
+/** The params of every list request (tools, prompts, resources, templates, skills): a cursor. */
+export const ListParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
 
 export const INTERNAL_ERROR_TEXT = "Internal error in skills-mcp; the server log (stderr) has the details."
 
@@ -33,7 +35,7 @@ export interface ToolOutput {
 const textContent = (text: string) => [{ type: "text" as const, text }]
 
 /** The tag to audit for an exit: `ok`, a failure's tag, `Interrupted` or `Defect`. */
-export const outcomeOf = (exit: Exit.Exit<unknown, SkillError>): string =>
+const outcomeOf = (exit: Exit.Exit<unknown, SkillError>): string =>
   Exit.match(exit, {
     onSuccess: () => "ok",
     onFailure: (cause) =>
@@ -65,7 +67,7 @@ export const auditedRun = <A, R>(
     )
   })
 
-export const toToolResult = (exit: Exit.Exit<ToolOutput, SkillError>): CallToolResult =>
+const toToolResult = (exit: Exit.Exit<ToolOutput, SkillError>): CallToolResult =>
   Exit.match(exit, {
     onSuccess: ({ structured, text }) => ({ content: textContent(text), structuredContent: structured }),
     onFailure: (cause) =>
@@ -75,21 +77,22 @@ export const toToolResult = (exit: Exit.Exit<ToolOutput, SkillError>): CallToolR
       }),
   })
 
-/** JSON-RPC error code for a typed failure of a protocol method. */
-export const errorCodeOf: (error: SkillError) => number = Match.type<SkillError>().pipe(
-  Match.tagsExhaustive({
-    SkillNotFound: () => ErrorCode.InvalidParams,
-    PathEscape: () => ErrorCode.InvalidParams,
-    FileNotFound: () => ErrorCode.InvalidParams,
-    FileTooLarge: () => ErrorCode.InvalidParams,
-    BinaryFile: () => ErrorCode.InvalidParams,
-    InvalidArgument: () => ErrorCode.InvalidParams,
-    SkillNotPublished: () => ErrorCode.InvalidParams,
-    UnknownUri: () => ErrorCode.InvalidParams,
-    MalformedFrontmatter: () => ErrorCode.InternalError,
-    SkillUnreadable: () => ErrorCode.InternalError,
-  }),
-)
+/**
+ * What a typed failure of a protocol method means: a bad request (-32602), nothing served at the
+ * URI asked for (-32602, with the URI as data), or a fault of the server's (-32603).
+ */
+const FAILURE_KIND: Record<SkillError["_tag"], "bad-request" | "not-served" | "internal"> = {
+  UnknownUri: "not-served",
+  SkillNotPublished: "not-served",
+  FileNotFound: "not-served",
+  PathEscape: "not-served",
+  SkillNotFound: "bad-request",
+  FileTooLarge: "bad-request",
+  BinaryFile: "bad-request",
+  InvalidArgument: "bad-request",
+  MalformedFrontmatter: "internal",
+  SkillUnreadable: "internal",
+}
 
 /**
  * A JSON-RPC error for the SDK to send: it answers with `code`, `message` and `data` as they are
@@ -105,33 +108,20 @@ export class ProtocolError extends Error {
   }
 }
 
-/** Failures that mean "no resource is served at this URI". */
-const isResourceNotFound: (error: SkillError) => boolean = Match.type<SkillError>().pipe(
-  Match.tagsExhaustive({
-    UnknownUri: () => true,
-    SkillNotPublished: () => true,
-    FileNotFound: () => true,
-    PathEscape: () => true,
-    SkillNotFound: () => false,
-    FileTooLarge: () => false,
-    BinaryFile: () => false,
-    InvalidArgument: () => false,
-    MalformedFrontmatter: () => false,
-    SkillUnreadable: () => false,
-  }),
-)
-
 /**
  * The JSON-RPC error for a failed protocol method. For a method on a resource `uri`, a failure
  * meaning nothing is served there carries `data: { uri }`, as MCP's specification recommends,
  * when the URI is at most MAX_ECHO characters (a refusal never repeats more of a client's value).
  */
-export const toProtocolError = (cause: Cause.Cause<SkillError>, uri?: string): ProtocolError =>
+const toProtocolError = (cause: Cause.Cause<SkillError>, uri?: string): ProtocolError =>
   Option.match(Cause.failureOption(cause), {
-    onSome: (error) =>
-      uri !== undefined && uri.length <= MAX_ECHO && isResourceNotFound(error)
-        ? new ProtocolError(errorCodeOf(error), error.message, { uri })
-        : new ProtocolError(errorCodeOf(error), error.message),
+    onSome: (error) => {
+      const kind = FAILURE_KIND[error._tag]
+      const code = kind === "internal" ? ErrorCode.InternalError : ErrorCode.InvalidParams
+      return uri !== undefined && uri.length <= MAX_ECHO && kind === "not-served"
+        ? new ProtocolError(code, error.message, { uri })
+        : new ProtocolError(code, error.message)
+    },
     onNone: () => new ProtocolError(ErrorCode.InternalError, INTERNAL_ERROR_TEXT),
   })
 
@@ -144,35 +134,38 @@ const issueMessage = (message: string | undefined, fallback: string): string => 
   return `${message.slice(0, Math.min(at, 400))}, actual ${echo(actual)}`
 }
 
+/** The first issue of a decoding: where (its path, else `whole`) and what is wrong. */
+const firstIssue = (error: ParseResult.ParseError, whole: string, fallback: string) => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  return {
+    where: issue === undefined || issue.path.length === 0 ? whole : issue.path.map(String).join("."),
+    what: issueMessage(issue?.message, fallback),
+  }
+}
+
 /** Decodes tool arguments strictly (unknown arguments are refused); failures name the argument. */
 export const decodeArguments =
   <A, I>(schema: Schema.Schema<A, I>) =>
   (input: unknown): Effect.Effect<A, InvalidArgument> =>
     Schema.decodeUnknown(schema, { errors: "first", onExcessProperty: "error" })(input ?? {}).pipe(
       Effect.mapError((error) => {
-        const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-        const argument =
-          issue === undefined || issue.path.length === 0 ? "arguments" : issue.path.map(String).join(".")
-        return new InvalidArgument({
-          argument,
-          reason: issueMessage(issue?.message, "does not match the input schema"),
-        })
+        const { where, what } = firstIssue(error, "arguments", "does not match the input schema")
+        return new InvalidArgument({ argument: where, reason: what })
       }),
     )
 
-/** Decodes protocol parameters; a mismatch is JSON-RPC -32602 naming the field. */
+/**
+ * Decodes a protocol method's parameters; a mismatch throws JSON-RPC -32602 naming the field
+ * (the SDK answers a handler's throw).
+ */
 export const decodeParams =
   <A, I>(schema: Schema.Schema<A, I>, method: string) =>
-  (input: unknown): Either.Either<A, ProtocolError> =>
-    Either.mapLeft(Schema.decodeUnknownEither(schema, { errors: "first" })(input ?? {}), (error) => {
-      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-      const field =
-        issue === undefined || issue.path.length === 0 ? "params" : issue.path.map(String).join(".")
-      return new ProtocolError(
-        ErrorCode.InvalidParams,
-        `Invalid ${method} params: '${field}' ${issueMessage(issue?.message, "does not match")}`,
-      )
-    })
+  (input: unknown): A => {
+    const decoded = Schema.decodeUnknownEither(schema, { errors: "first" })(input ?? {})
+    if (Either.isRight(decoded)) return decoded.right
+    const { where, what } = firstIssue(decoded.left, "params", "does not match")
+    throw new ProtocolError(ErrorCode.InvalidParams, `Invalid ${method} params: '${where}' ${what}`)
+  }
 
 export interface Runner<R> {
   /** Runs a tool's Effect; always resolves to a CallToolResult. */

@@ -18,7 +18,6 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import type { AuditRecord } from "../AuditLog.js"
@@ -34,11 +33,10 @@ import type { ClientLog } from "./ClientLog.js"
 import { SetLevelParams } from "./ClientLog.js"
 import { CompleteParams, makeCompleter } from "./completion.js"
 import { budgetWarnings, catalogIn, serverInstructions } from "./Guide.js"
-import { GetPromptParams, getPrompt, ListPromptsParams, listPrompts } from "./prompts.js"
-import { auditedRun, decodeParams, makeRunner, ProtocolError } from "./Run.js"
+import { GetPromptParams, getPrompt, listPrompts } from "./prompts.js"
+import { auditedRun, decodeParams, ListParams, makeRunner, ProtocolError } from "./Run.js"
 import {
   DirectoryReadParams,
-  ListResourcesParams,
   listResources,
   readDirectory,
   readResource,
@@ -46,14 +44,7 @@ import {
   UriParams,
 } from "./resources.js"
 import { makeSubscriptions } from "./Subscriptions.js"
-import {
-  GetSkillParams,
-  getSkill,
-  ListSkillsParams,
-  listSkills,
-  makeLeftOutLog,
-  SKILLS_EXTENSION,
-} from "./skills.js"
+import { GetSkillParams, getSkill, listSkills, makeLeftOutLog, SKILLS_EXTENSION } from "./skills.js"
 import { callTool, toolDefinitions } from "./tools.js"
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
@@ -63,11 +54,6 @@ const CallToolParams = Schema.Struct({
   name: Schema.String,
   arguments: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
 })
-const ListParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
-const params =
-  <A, I>(schema: Schema.Schema<A, I>, method: string) =>
-  (input: unknown): A =>
-    Either.getOrThrowWith(decodeParams(schema, method)(input), (error) => error)
 
 export type ServerServices = Catalog | SkillFiles | AuditLog | Settings | Fs
 
@@ -157,7 +143,7 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
 
     const handlers: Record<string, Handler> = {
       "tools/list": async (input, extra) => {
-        params(ListParams, "tools/list")(input)
+        decodeParams(ListParams, "tools/list")(input)
         if (toolsHidden()) return { tools: [] }
         const budget = catalogIn(settings, "tools") ? budgetOf(settings, "tools") : 0
         return runner.request(
@@ -168,13 +154,13 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
         )
       },
       "tools/call": async (input, extra) => {
-        const { name, arguments: args } = params(CallToolParams, "tools/call")(input)
+        const { name, arguments: args } = decodeParams(CallToolParams, "tools/call")(input)
         return runner.tool(Effect.provideService(callTool(name, args), AuditLog, clientAudit), extra.signal)
       },
       "prompts/list": async (input, extra) =>
-        runner.request(listPrompts(params(ListPromptsParams, "prompts/list")(input)), extra.signal),
+        runner.request(listPrompts(decodeParams(ListParams, "prompts/list")(input)), extra.signal),
       "prompts/get": async (input, extra) => {
-        const request = params(GetPromptParams, "prompts/get")(input)
+        const request = decodeParams(GetPromptParams, "prompts/get")(input)
         const target = request.arguments?.name ?? ""
         return runner.request(
           audited(
@@ -186,13 +172,13 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
         )
       },
       "resources/list": async (input, extra) =>
-        runner.request(listResources(params(ListResourcesParams, "resources/list")(input)), extra.signal),
+        runner.request(listResources(decodeParams(ListParams, "resources/list")(input)), extra.signal),
       "resources/templates/list": async (input) => {
-        params(ListParams, "resources/templates/list")(input)
+        decodeParams(ListParams, "resources/templates/list")(input)
         return { resourceTemplates: resourceTemplates() }
       },
       "resources/read": async (input, extra) => {
-        const request = params(UriParams, "resources/read")(input)
+        const request = decodeParams(UriParams, "resources/read")(input)
         return runner.request(
           audited("resources/read", request.uri, readResource(request)),
           extra.signal,
@@ -200,7 +186,7 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
         )
       },
       "resources/directory/read": async (input, extra) => {
-        const request = params(DirectoryReadParams, "resources/directory/read")(input)
+        const request = decodeParams(DirectoryReadParams, "resources/directory/read")(input)
         return runner.request(
           audited("resources/directory/read", request.uri, readDirectory(request)),
           extra.signal,
@@ -208,7 +194,7 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
         )
       },
       "resources/subscribe": async (input, extra) => {
-        const { uri } = params(UriParams, "resources/subscribe")(input)
+        const { uri } = decodeParams(UriParams, "resources/subscribe")(input)
         return runner.request(
           audited(
             "resources/subscribe",
@@ -223,14 +209,14 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
         )
       },
       "resources/unsubscribe": async (input) => {
-        const { uri } = params(UriParams, "resources/unsubscribe")(input)
+        const { uri } = decodeParams(UriParams, "resources/unsubscribe")(input)
         subscriptions.unsubscribe(uri)
         return {}
       },
       "skills/list": async (input, extra) =>
-        runner.request(listSkills(params(ListSkillsParams, "skills/list")(input), logLeftOut), extra.signal),
+        runner.request(listSkills(decodeParams(ListParams, "skills/list")(input), logLeftOut), extra.signal),
       "skills/get": async (input, extra) => {
-        const request = params(GetSkillParams, "skills/get")(input)
+        const request = decodeParams(GetSkillParams, "skills/get")(input)
         return runner.request(
           audited("skills/get", request.uri, getSkill(request)),
           extra.signal,
@@ -238,7 +224,7 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
         )
       },
       "completion/complete": async (input, extra) => {
-        const request = params(CompleteParams, "completion/complete")(input)
+        const request = decodeParams(CompleteParams, "completion/complete")(input)
         // Completion lists skills and file paths: audited like a read.
         const ref = request.ref.type === "ref/prompt" ? request.ref.name : request.ref.uri
         return runner.request(
@@ -251,7 +237,7 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
         )
       },
       "logging/setLevel": async (input) => {
-        clientLog.level = params(SetLevelParams, "logging/setLevel")(input).level
+        clientLog.level = decodeParams(SetLevelParams, "logging/setLevel")(input).level
         return {}
       },
     }

@@ -16,7 +16,7 @@ import { Fs } from "../platform/Fs.js"
 import { fingerprintOf } from "../platform/Paths.js"
 import { diagnosticsText, resolveUri } from "./resources.js"
 
-export const MAX_SUBSCRIPTIONS = 256
+const MAX_SUBSCRIPTIONS = 256
 
 interface Seen {
   /** What the URI's content looked like. */

@@ -24,7 +24,7 @@ import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types
 import { findRequestId, RequestIdScanner } from "./RequestId.js"
 
 /** Largest JSON-RPC message accepted on stdin. A skills request is a few hundred bytes. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
+const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
 
 export interface LineTransportOptions {
   readonly maxMessageBytes?: number
@@ -43,10 +43,10 @@ const NEWLINE = 0x0a
 export const MAX_IN_FLIGHT = 16
 
 /** Deepest nesting of arrays and objects accepted in a message; MCP messages are shallow. */
-export const MAX_NESTING = 64
+const MAX_NESTING = 64
 
 /** True when the JSON text nests arrays or objects deeper than `limit` (strings skipped). */
-export const nestsDeeperThan = (text: string, limit: number): boolean => {
+const nestsDeeperThan = (text: string, limit: number): boolean => {
   let depth = 0
   let inString = false
   for (let index = 0; index < text.length; index++) {

@@ -15,9 +15,10 @@ import { echo, InvalidArgument, SkillNotFound } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { usageGuide } from "../instructions.js"
 import { Settings } from "../Settings.js"
+import type { ListParams } from "./Run.js"
 import { skillResourceUri } from "./resources.js"
 
-export const INIT_SKILLS = "init-skills"
+const INIT_SKILLS = "init-skills"
 export const SKILL_PROMPT = "skill"
 const BUILT_IN = new Set([INIT_SKILLS, SKILL_PROMPT])
 
@@ -30,7 +31,6 @@ export const GetPromptParams = Schema.Struct({
   name: PromptText,
   arguments: Schema.optional(Schema.Record({ key: PromptText, value: PromptText })),
 })
-export const ListPromptsParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
 
 const builtIns: ReadonlyArray<Prompt> = [
   {
@@ -57,7 +57,7 @@ const promptsOf = perSnapshot(
   (snapshot): ReadonlyArray<Prompt | Skill> => [...builtIns, ...promptedSkills(snapshot)],
 )
 
-export const listPrompts = (params: typeof ListPromptsParams.Type) =>
+export const listPrompts = (params: typeof ListParams.Type) =>
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const { protocolPageSize } = yield* Settings

@@ -34,6 +34,7 @@ import type { CatalogEntry } from "../instructions.js"
 import { renderAvailableSkills } from "../instructions.js"
 import { diagnosticsDocument } from "../report/CatalogReport.js"
 import { defaults, Settings } from "../Settings.js"
+import type { ListParams } from "./Run.js"
 import { CACHE_HINTS } from "./skills.js"
 
 export const UriParams = Schema.Struct({ uri: UriString })
@@ -41,11 +42,10 @@ export const DirectoryReadParams = Schema.Struct({
   uri: UriString,
   cursor: Schema.optional(Schema.String),
 })
-export const ListResourcesParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
 
 /** Any file of any skill; `skill` is a `<skill-path>` (or an id), `path` a file path inside it. */
 export const SKILL_FILE_TEMPLATE = "skill://{+skill}/{+path}"
-export const DIRECTORY_MIME = "inode/directory"
+const DIRECTORY_MIME = "inode/directory"
 
 /** Where a skill's files live in URI space (src/catalog/Publication.ts decides); undefined for none. */
 export const addressOf = (snapshot: Snapshot, skill: Skill): Address | undefined =>
@@ -94,7 +94,7 @@ export const catalogEntriesWithUris = perSnapshot(
 )
 
 /** The catalog as `<available_skills>` XML with each skill's URI, for hosts' system prompts. */
-export const promptXml = (snapshot: Snapshot, budget: number): string =>
+const promptXml = (snapshot: Snapshot, budget: number): string =>
   renderAvailableSkills(catalogEntriesWithUris(snapshot), budget > 0 ? budget : defaults.catalogBudget)
 
 const promptXmlResource: Resource = {
@@ -130,10 +130,11 @@ const resourcesOf = perSnapshot(
     diagnosticsResource,
     ...snapshot.skills.flatMap((skill): Array<Resource> => {
       const address = addressOf(snapshot, skill)
-      if (address === undefined) return []
+      const uri = skillResourceUri(snapshot, skill)
+      if (address === undefined || uri === undefined) return []
       return [
         {
-          uri: address.published ? skillMdUri(address.base) : fileUri(address.base, ""),
+          uri,
           name: address.published ? skill.name : skill.id,
           ...(address.published || skill.name === skill.id ? {} : { title: skill.name }),
           description: skill.description,
@@ -145,7 +146,7 @@ const resourcesOf = perSnapshot(
   ],
 )
 
-export const listResources = (params: typeof ListResourcesParams.Type) =>
+export const listResources = (params: typeof ListParams.Type) =>
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const { protocolPageSize } = yield* Settings

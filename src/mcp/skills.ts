@@ -20,13 +20,13 @@ import {
 import { SkillNotPublished, UnknownUri } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { Settings } from "../Settings.js"
+import type { ListParams } from "./Run.js"
 
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
 /** Freshness hint and cache scope of extension results: the files can change at any time. */
 export const CACHE_HINTS = { ttlMs: 0, cacheScope: "private" } as const
 
-export const ListSkillsParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
 export const GetSkillParams = Schema.Struct({ uri: UriString })
 
 export interface SkillEntry {
@@ -36,7 +36,7 @@ export interface SkillEntry {
 }
 
 /** A published skill's entry; fails with SkillNotPublished when it is over a limit. */
-export const skillEntry = (skill: Skill) =>
+const skillEntry = (skill: Skill) =>
   Effect.gen(function* () {
     const files = yield* SkillFiles
     const manifest = yield* files.manifest(skill)
@@ -72,7 +72,7 @@ export const makeLeftOutLog = () => {
 }
 
 export const listSkills = (
-  params: typeof ListSkillsParams.Type,
+  params: typeof ListParams.Type,
   logLeftOut: (skill: Skill, reason: string) => Effect.Effect<void>,
 ) =>
   Effect.gen(function* () {
@@ -105,7 +105,7 @@ export const listSkills = (
   })
 
 /** The published skill whose SKILL.md a URI names, or -32602 saying why there is none. */
-export const publishedSkillAt = (snapshot: Snapshot, uri: string) => {
+const publishedSkillAt = (snapshot: Snapshot, uri: string) => {
   const unknown = (reason: string) => Effect.fail(new UnknownUri({ uri, reason }))
   const segments = parseSkillUri(uri)
   if (Either.isLeft(segments)) return unknown(segments.left)

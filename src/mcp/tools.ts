@@ -24,7 +24,7 @@ import { DEFAULT_PAGE_LINES, MAX_PAGE_CHARS, pageOf } from "./TextPage.js"
 // ---------------------------------------------------------------------------------------
 // Schemas
 
-export const ListSkillsArgs = Schema.Struct({
+const ListSkillsArgs = Schema.Struct({
   query: Schema.optional(
     Schema.String.pipe(Schema.maxLength(1_000, { message: () => "longer than 1000 characters" })).annotations(
       {
@@ -55,7 +55,7 @@ export const ListSkillsResult = Schema.Struct({
   nextCursor: Schema.optional(Schema.String),
 })
 
-export const GetSkillArgs = Schema.Struct({
+const GetSkillArgs = Schema.Struct({
   id: Schema.String.pipe(
     Schema.minLength(1),
     Schema.maxLength(1_000, { message: () => "longer than 1000 characters" }),
@@ -64,7 +64,7 @@ export const GetSkillArgs = Schema.Struct({
   }),
 })
 
-export const GetSkillResult = Schema.Struct({
+const GetSkillResult = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   description: Schema.String,
@@ -75,7 +75,7 @@ export const GetSkillResult = Schema.Struct({
   content: Schema.String.annotations({ description: "The instructions: SKILL.md without its frontmatter." }),
 })
 
-export const ReadSkillFileArgs = Schema.Struct({
+const ReadSkillFileArgs = Schema.Struct({
   id: Schema.String.pipe(
     Schema.minLength(1),
     Schema.maxLength(1_000, { message: () => "longer than 1000 characters" }),
@@ -142,7 +142,7 @@ export const ReadSkillFileResult = Schema.Struct({
 type JsonObjectSchema = Tool["inputSchema"]
 
 /** JSON Schema (2020-12) of an Effect Schema, as MCP wants it: an object schema without `$schema`. */
-export const objectJsonSchema = <A, I>(schema: Schema.Schema<A, I>): JsonObjectSchema => {
+const objectJsonSchema = <A, I>(schema: Schema.Schema<A, I>): JsonObjectSchema => {
   const { $schema: _ignored, ...rest } = JSONSchema.make(schema, { target: "jsonSchema2020-12" })
   return { ...rest, type: "object" }
 }
@@ -155,13 +155,13 @@ const readOnly = (title: string) => ({
   openWorldHint: false,
 })
 
-export const LIST_SKILLS_DESCRIPTION =
+const LIST_SKILLS_DESCRIPTION =
   "List the available Agent Skills (id, name, description). Pass `query` (a few words about the task) to search every skill, best matches first. Results are paged: pass `nextCursor` back as `cursor` for more."
 
-export const GET_SKILL_DESCRIPTION =
+const GET_SKILL_DESCRIPTION =
   "Load a skill's instructions (its SKILL.md body) by id or name. Call it when a task matches a skill's description below, then follow the instructions. The result names the skill's base directory first: relative paths in the instructions (references/, scripts/, assets/) resolve against it; read those files with your own tools or with read_skill_file."
 
-export const READ_SKILL_FILE_DESCRIPTION = `Read a text file from a skill folder (for example references/guide.md), or list the skill's files when \`path\` is empty or names a folder. Paths are relative to the skill folder; nothing outside it can be read. A long file comes in parts of up to ${DEFAULT_PAGE_LINES} lines (or ${MAX_PAGE_CHARS} characters): the answer then ends with the call that reads the next part; \`offset\` (first line, 1-based) and \`limit\` (number of lines) choose a part. For agents without direct file access. Nothing is executed.`
+const READ_SKILL_FILE_DESCRIPTION = `Read a text file from a skill folder (for example references/guide.md), or list the skill's files when \`path\` is empty or names a folder. Paths are relative to the skill folder; nothing outside it can be read. A long file comes in parts of up to ${DEFAULT_PAGE_LINES} lines (or ${MAX_PAGE_CHARS} characters): the answer then ends with the call that reads the next part; \`offset\` (first line, 1-based) and \`limit\` (number of lines) choose a part. For agents without direct file access. Nothing is executed.`
 
 /** The three tools without the catalog, built on first use. */
 let bareTools: Array<Tool> | undefined

@@ -99,7 +99,7 @@ export const syncFs: SyncFsPort = {
  * Node's callback API, promisified; the calls reject on failure. Not `fs.promises`: it loads
  * more modules on its first use, in the middle of serving.
  */
-export const fsCalls = {
+const fsCalls = {
   readdir: promisify(fs.readdir),
   lstat: promisify(fs.lstat),
   stat: promisify(fs.stat),
@@ -185,7 +185,7 @@ const READ_FOLDER = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.consta
 const openedPath = (fd: number) => fsCalls.readlink(`/proc/self/fd/${fd}`).catch(() => null)
 const closeLater = (fd: number) => fs.close(fd, () => undefined)
 
-export const containedCalls: ContainedCalls = {
+const containedCalls: ContainedCalls = {
   openFile: (file) => fsCalls.open(file, READ_NOFOLLOW),
   openFolder: async (real, within) => {
     const byPath = { at: real, close: () => undefined }

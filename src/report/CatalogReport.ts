@@ -117,7 +117,7 @@ export const catalogReport = (
   }
 }
 
-export const DIAGNOSTICS_HINT =
+const DIAGNOSTICS_HINT =
   "Run `skills-mcp validate` on the skills folders for every rule of the Agent Skills specification, with line numbers and how to fix each problem."
 
 /**

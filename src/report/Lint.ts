@@ -115,7 +115,7 @@ const at =
 const strictly = (d: LintDiagnostic): LintDiagnostic => ({ ...d, severity: "error" })
 
 /** Counts and the `ok` flag from the diagnostics. */
-export const summarise = (
+const summarise = (
   roots: ReadonlyArray<string>,
   skills: ReadonlyArray<LintedSkill>,
   notices: ReadonlyArray<LintDiagnostic>,

@@ -130,10 +130,10 @@ interface Pending {
  * A link that does not lead to something inside the root. One wording whether its target
  * exists, is a folder or a file: diagnostics never tell what lies outside the root.
  */
-export const LEAVES_ROOT = "symbolic link leads outside the skills folder (or nowhere); not followed"
+const LEAVES_ROOT = "symbolic link leads outside the skills folder (or nowhere); not followed"
 
 /** A root whose path no longer leads where it led at start (swapped for a link, say). */
-export const ROOT_MOVED =
+const ROOT_MOVED =
   "the skills folder no longer leads to the folder it was when the server started; nothing in it is served until the server is restarted"
 
 interface Found {
@@ -306,7 +306,7 @@ export const discoverRoot = async (
 }
 
 /** Every root through `port`, roots in priority order, each root's skills in path order. */
-export const discoverAll = async (
+const discoverAll = async (
   port: FsPort,
   roots: ReadonlyArray<{ readonly root: Root; readonly pinned: string | null }>,
   options: ScanOptions,

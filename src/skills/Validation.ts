@@ -115,8 +115,8 @@ export interface SkillSubject {
 
 export const MAX_NAME = 64
 export const MAX_DESCRIPTION = 1024
-export const MAX_COMPATIBILITY = 500
-export const MAX_SKILL_MD_LINES = 500
+const MAX_COMPATIBILITY = 500
+const MAX_SKILL_MD_LINES = 500
 
 /** Length in Unicode code points (an emoji counts once), without allocating. */
 export const codePoints = (text: string): number => {
@@ -176,7 +176,7 @@ const SIMPLE_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
  * The naming rules, on the NFKC form of the name: 1-64 characters; lowercase letters (of
  * any script: `é`, `ß`, `日本`), digits and hyphens; no hyphen at either end, no `--`.
  */
-export const nameRuleProblems = (name: string): Array<NameProblem> => {
+const nameRuleProblems = (name: string): Array<NameProblem> => {
   // The common case, at a glance (the catalog checks every name at start-up).
   if (name.length <= MAX_NAME && SIMPLE_NAME.test(name)) return []
   const normal = name.normalize("NFKC")
