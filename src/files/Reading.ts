@@ -26,7 +26,6 @@ import { mimeTypeOf } from "./MimeTypes.js"
 export interface FileContent {
   readonly path: string
   readonly size: number
-  readonly mimeType: string
   readonly bytes: Uint8Array
 }
 
@@ -111,8 +110,7 @@ export const fileReader =
           if (info.size > maxFileBytes) throw tooLarge(info.size)
           const bytes = await readWhole(fs, fd, info.size, maxFileBytes)
           if (typeof bytes === "number") throw tooLarge(bytes)
-          const mimeType = mimeTypeOf(relative, () => !isBinary(bytes))
-          const content: FileContent = { path: relative, size: bytes.length, mimeType, bytes }
+          const content: FileContent = { path: relative, size: bytes.length, bytes }
           return { content, opened: fingerprintOf(info) }
         } finally {
           fs.contained.closeLater(fd)
@@ -127,12 +125,24 @@ export const fileReader =
     })
   }
 
+/**
+ * Whether a file is binary, and its MIME type: by its extension, else by whether it is text (one
+ * check of its bytes for both).
+ */
+export const kindOf = (file: FileContent): { readonly binary: boolean; readonly mimeType: string } => {
+  const binary = isBinary(file.bytes)
+  return { binary, mimeType: mimeTypeOf(file.path, () => !binary) }
+}
+
 /** A file's text; binary files are refused with their size and type. */
 export const textOf = (skill: SkillRef, file: FileContent): Effect.Effect<TextFile, BinaryFile> => {
-  if (isBinary(file.bytes)) {
-    const mimeType = file.mimeType.startsWith("text/") ? "binary data" : file.mimeType
-    return Effect.fail(new BinaryFile({ skillId: skill.id, path: file.path, size: file.size, mimeType }))
+  const { binary, mimeType } = kindOf(file)
+  if (binary) {
+    const shown = mimeType.startsWith("text/") ? "binary data" : mimeType
+    return Effect.fail(
+      new BinaryFile({ skillId: skill.id, path: file.path, size: file.size, mimeType: shown }),
+    )
   }
   const text = Buffer.from(file.bytes).toString("utf8")
-  return Effect.succeed({ path: file.path, size: file.size, mimeType: file.mimeType, text })
+  return Effect.succeed({ path: file.path, size: file.size, mimeType, text })
 }

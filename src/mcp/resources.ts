@@ -28,7 +28,7 @@ import {
 } from "../catalog/Uris.js"
 import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
 import { mimeTypeOf } from "../files/MimeTypes.js"
-import { isBinary } from "../files/Reading.js"
+import { kindOf } from "../files/Reading.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import type { CatalogEntry } from "../instructions.js"
 import { renderAvailableSkills } from "../instructions.js"
@@ -207,10 +207,11 @@ export const readResource = (params: typeof UriParams.Type) =>
           reason: `${echo(params.uri)} is a folder; list it with resources/directory/read`,
         })
       }
-      const file = entry.content
-      return isBinary(file.bytes)
-        ? { uri: params.uri, mimeType: file.mimeType, blob: Buffer.from(file.bytes).toString("base64") }
-        : { uri: params.uri, mimeType: file.mimeType, text: Buffer.from(file.bytes).toString("utf8") }
+      const { bytes } = entry.content
+      const { binary, mimeType } = kindOf(entry.content)
+      return binary
+        ? { uri: params.uri, mimeType, blob: Buffer.from(bytes).toString("base64") }
+        : { uri: params.uri, mimeType, text: Buffer.from(bytes).toString("utf8") }
     })
     return { contents: [contents], resultType: "complete" as const, ...CACHE_HINTS }
   })
