@@ -1,7 +1,8 @@
+import * as Either from "effect/Either"
 import { describe, expect, it } from "vitest"
 import { publish } from "../src/catalog/Publication.js"
 import type { Skill } from "../src/catalog/Snapshot.js"
-import { resolveSegments } from "../src/catalog/Uris.js"
+import { MAX_URI_CHARS, parseSkillUri, resolveSegments } from "../src/catalog/Uris.js"
 
 const skill = (
   id: string,
@@ -24,7 +25,7 @@ const skill = (
 })
 
 const owner = (skills: ReadonlyArray<Skill>, uri: ReadonlyArray<string>) =>
-  resolveSegments(publish(skills).claims, uri)
+  resolveSegments(publish(skills), uri)
 
 describe("publish", () => {
   it("gives the URIs two skill paths share to the first skill in priority order only", () => {
@@ -82,5 +83,36 @@ describe("publish", () => {
       base: ["acme", "billing", "refunds"],
       published: true,
     })
+  })
+
+  it("resolves URIs thousands of segments deep to the claim at any depth", () => {
+    const pdf = skill("pdf", "pdf", ["pdf"])
+    const refunds = skill("refunds", "refunds", ["acme", "billing", "refunds"])
+    const cafe = skill("café", "Café Notes", ["café"]) // unpublished: claims its id, composed
+    const deep = skill("deep", "deep", ["a", "b", "c", "d", "deep"])
+    const skills = [pdf, refunds, cafe, deep]
+    const parsed = (uri: string) => {
+      expect(uri.length).toBeLessThanOrEqual(MAX_URI_CHARS)
+      return Either.getOrThrow(parseSkillUri(uri))
+    }
+    // 1,361 segments: the longest URI accepted.
+    const under = parsed(`skill://pdf/${"ab/".repeat(1_359)}x`)
+    expect(under).toHaveLength(1_361)
+    expect(owner(skills, under)).toMatchObject({ skill: pdf, base: ["pdf"], rest: under.slice(1) })
+    const nested = parsed(`skill://acme/billing/refunds/${"ab/".repeat(1_350)}x`)
+    expect(owner(skills, nested)).toMatchObject({ skill: refunds, rest: nested.slice(3) })
+    // Decomposed segments find the composed claim; the rest stays as written.
+    const decomposed = parsed(`skill://cafe\u0301/${"e\u0301/".repeat(1_300)}x`)
+    expect(owner(skills, decomposed)).toMatchObject({
+      skill: cafe,
+      base: ["café"],
+      published: false,
+      rest: decomposed.slice(1),
+    })
+    expect(decomposed[1]).toBe("e\u0301")
+    expect(owner(skills, ["a", "b", "c", "d", "deep", ...under])).toMatchObject({ skill: deep })
+    expect(owner(skills, ["a", "b", "c", "d"])).toBeUndefined()
+    expect(owner(skills, parsed(`skill://acme/billing/${"ab/".repeat(1_350)}x`))).toBeUndefined()
+    expect(owner(skills, parsed(`skill://${"ab/".repeat(1_360)}pdf`))).toBeUndefined()
   })
 })

@@ -54,25 +54,28 @@ describe("skill:// URIs", () => {
   it("resolves the claim whose base prefixes the URI, and prompt-xml before any skill", () => {
     const nested = skill("refunds", "refunds", ["acme", "billing", "refunds"])
     const human = skill("notes", "Release Notes", ["notes"])
-    const claims = new Map([
-      ["acme/billing/refunds", { skill: nested, base: ["acme", "billing", "refunds"], published: true }],
-      ["notes", { skill: human, base: ["notes"], published: false }],
-      ["café", { skill: human, base: ["café"], published: false }],
-    ])
-    expect(resolveSegments(claims, ["acme", "billing", "refunds", "SKILL.md"])).toMatchObject({
+    const space = {
+      deepest: 3,
+      claims: new Map([
+        ["acme/billing/refunds", { skill: nested, base: ["acme", "billing", "refunds"], published: true }],
+        ["notes", { skill: human, base: ["notes"], published: false }],
+        ["café", { skill: human, base: ["café"], published: false }],
+      ]),
+    }
+    expect(resolveSegments(space, ["acme", "billing", "refunds", "SKILL.md"])).toMatchObject({
       skill: nested,
       published: true,
       rest: ["SKILL.md"],
     })
-    expect(resolveSegments(claims, ["notes", "_manifest"])).toMatchObject({
+    expect(resolveSegments(space, ["notes", "_manifest"])).toMatchObject({
       skill: human,
       published: false,
       rest: ["_manifest"],
     })
     // Either Unicode normalisation form of a segment finds its claim.
-    expect(resolveSegments(claims, ["cafe\u0301"])).toMatchObject({ skill: human, base: ["café"] })
-    expect(resolveSegments(claims, ["prompt-xml"])).toEqual({ _tag: "PromptXml" })
-    expect(resolveSegments(claims, ["acme", "billing"])).toBeUndefined()
-    expect(resolveSegments(claims, ["nobody"])).toBeUndefined()
+    expect(resolveSegments(space, ["cafe\u0301"])).toMatchObject({ skill: human, base: ["café"] })
+    expect(resolveSegments(space, ["prompt-xml"])).toEqual({ _tag: "PromptXml" })
+    expect(resolveSegments(space, ["acme", "billing"])).toBeUndefined()
+    expect(resolveSegments(space, ["nobody"])).toBeUndefined()
   })
 })

@@ -71,15 +71,19 @@ export const build = async (
   parse: (candidate: Candidate) => Promise<Parsed>,
 ): Promise<Built> => {
   const sameId = new Map<string, Array<Candidate>>()
+  /** Candidates to parse next: at first the first of each id, then the next of each one skipped. */
+  let round: Array<Candidate> = []
   let overLimit = 0
   for (const candidate of found.candidates) {
     const group = sameId.get(candidate.id)
     if (group !== undefined) group.push(candidate)
     else if (sameId.size >= options.maxSkills) overLimit++
-    else sameId.set(candidate.id, [candidate])
+    else {
+      sameId.set(candidate.id, [candidate])
+      round.push(candidate)
+    }
   }
   const results = new Map<Candidate, Parsed>()
-  let round = [...sameId.values()].flatMap((group) => group.slice(0, 1))
   while (round.length > 0) {
     const stale = round.filter((candidate) => {
       const cached = cache.get(candidate)
@@ -95,21 +99,21 @@ export const build = async (
       return group.slice(group.indexOf(candidate) + 1, group.indexOf(candidate) + 2)
     })
   }
-  cache.keepOnly(new Set([...results.keys()].map((candidate) => candidate.file)))
+  cache.keepOnly(new Set(Array.from(results.keys(), (candidate) => candidate.file)))
 
-  const servedFile = new Map<string, string>()
-  for (const result of results.values())
-    if (result._tag === "Skill") servedFile.set(result.skill.id, result.skill.file)
   const skills: Array<Skill> = []
   const skipped: Array<SkippedSkill> = []
   const shadowed: Array<ShadowedSkill> = []
   for (const candidate of found.candidates) {
     const result = results.get(candidate)
-    const winner = servedFile.get(candidate.id)
     if (result?._tag === "Skill") skills.push(result.skill)
     else if (result?._tag === "Skipped") skipped.push(result.skipped)
-    else if (winner !== undefined)
-      shadowed.push({ id: candidate.id, file: candidate.file, shadowedBy: winner })
+    else {
+      // Not parsed: shadowed by the copy of its id that is served, or over --max-skills.
+      const winner = sameId.get(candidate.id)?.find((other) => results.get(other)?._tag === "Skill")
+      if (winner !== undefined)
+        shadowed.push({ id: candidate.id, file: candidate.file, shadowedBy: winner.file })
+    }
   }
   for (const nested of found.nested)
     skipped.push(skippedAs(nested.candidate, "skill-nested", nestedReason(nested)))

@@ -76,9 +76,10 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const changes = yield* Effect.acquireRelease(PubSub.unbounded<CatalogChange>(), PubSub.shutdown)
     const lock = yield* Effect.makeSemaphore(1)
     const cache = new ParseCache()
-    /** What the last discovery found, and its skill folders (served, skipped or shadowed). */
+    /** What the last discovery found. */
     let discovered: DiscoveryResult = { candidates: [], nested: [], notices: [], folders: [], edges: [] }
-    let candidateByDir = new Map<string, Candidate>()
+    /** Its candidates by skill folder (served, skipped or shadowed); made when first asked for. */
+    let candidateByDir: Map<string, Candidate> | undefined
     /** When the discovery behind the current snapshot began (ms since the epoch). */
     let discoveredAt = 0
     let lastCheck = Number.NEGATIVE_INFINITY
@@ -155,10 +156,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const rebuild = (found: DiscoveryResult, now = false) =>
       Effect.gen(function* () {
         discovered = found
-        // One folder may be found from two roots (nested roots): the first is the one served.
-        candidateByDir = new Map()
-        for (const candidate of found.candidates)
-          if (!candidateByDir.has(candidate.dir)) candidateByDir.set(candidate.dir, candidate)
+        candidateByDir = undefined
         const port = now ? fs.sync : fs.async
         const built: Built = yield* Effect.promise(() =>
           build(found, { maxSkills: settings.maxSkills, concurrency: port.concurrency }, cache, (candidate) =>
@@ -181,6 +179,17 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         return changedAny
       })
 
+    /** The candidate whose skill folder is `dir`, if any: only a watcher asks (see `refreshPaths`). */
+    const candidateAt = (dir: string) => {
+      if (candidateByDir === undefined) {
+        candidateByDir = new Map()
+        // One folder may be found from two roots (nested roots): the first is the one served.
+        for (const candidate of discovered.candidates)
+          if (!candidateByDir.has(candidate.dir)) candidateByDir.set(candidate.dir, candidate)
+      }
+      return candidateByDir.get(dir)
+    }
+
     /** Discovers every root again, then rebuilds. */
     const rescan = (now = false) =>
       Effect.gen(function* () {
@@ -200,10 +209,10 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         Effect.gen(function* () {
           const touched = new Set<Candidate>()
           for (const changed of paths) {
-            const candidate = candidateByDir.get(path.dirname(changed))
+            const candidate = candidateAt(path.dirname(changed))
             // A change of a skill folder itself (renamed, removed, replaced by a link) is for
             // discovery to judge.
-            if (candidate === undefined || candidateByDir.has(changed)) return yield* rescan()
+            if (candidate === undefined || candidateAt(changed) !== undefined) return yield* rescan()
             touched.add(candidate)
           }
           if (touched.size === 0) return false
@@ -236,12 +245,14 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
      */
     const recheck = (dirs: ReadonlyArray<string>) =>
       Effect.gen(function* () {
-        const read = new Set([...discovered.folders, ...discovered.edges])
+        const read = new Set((yield* Ref.get(state)).folders)
         const since = discoveredAt - FOLDER_TIME_MARGIN_MS
         const groups = dirs.filter((dir) => read.has(dir))
         const times = yield* Effect.promise(() => mapLimit(groups, fs.async.concurrency, fs.async.lstat))
         if (!times.every((info) => unchangedSince(info, since))) return yield* refresh
-        const files = dirs.filter((dir) => candidateByDir.has(dir)).map((dir) => path.join(dir, SKILL_FILE))
+        const files = dirs
+          .filter((dir) => candidateAt(dir) !== undefined)
+          .map((dir) => path.join(dir, SKILL_FILE))
         return files.length === 0 ? false : yield* refreshPaths(files)
       })
 

@@ -37,7 +37,7 @@ const queryHash = (key: string): string => {
 }
 
 /** Where a page of ranked results starts: the ranking (catalog version and query) and the offset. */
-export interface RankedCursor {
+interface RankedCursor {
   readonly version: number
   readonly offset: number
   readonly query: string

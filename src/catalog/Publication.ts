@@ -15,19 +15,11 @@
  */
 
 import { codePoints, MAX_DESCRIPTION, MAX_NAME, nameProblems } from "../skills/Validation.js"
-import type { UriClaim, UriSubject } from "./Uris.js"
-import { pathKey, skillPathOf, uriKey } from "./Uris.js"
-
-/** Where a skill's files live in URI space. */
-export interface Address {
-  /** The URI path of the skill's folder: its `<skill-path>`, or its id. */
-  readonly base: ReadonlyArray<string>
-  /** True when `base` is the published `<skill-path>` (listed by `skills/list`). */
-  readonly published: boolean
-}
+import type { Address, UriClaim, UriSpace, UriSubject } from "./Uris.js"
+import { DIAGNOSTICS_DOCUMENT, PROMPT_XML_DOCUMENT, pathKey, skillPathOf, uriKey } from "./Uris.js"
 
 /** What publication looks at of a skill. */
-export interface Publishable extends UriSubject {
+interface Publishable extends UriSubject {
   readonly id: string
   readonly description: string
   /** Its SKILL.md, to name it in reasons. */
@@ -41,18 +33,17 @@ export interface UnpublishedSkill {
   readonly reason: string
 }
 
-export interface Publication<S extends Publishable> {
+export interface Publication<S extends Publishable> extends UriSpace<S> {
   /** Skills listed by `skills/list`, in catalog order. */
   readonly published: ReadonlyArray<S>
+  /** Served skills left out of that listing, with the reason. */
   readonly unpublished: ReadonlyArray<UnpublishedSkill>
-  /** Every claimed URI space by its key (`uriKey` of its base): no key is a prefix of another. */
-  readonly claims: ReadonlyMap<string, UriClaim<S>>
   /** Each skill's address; a skill with none is reached through the tools only. */
   readonly addresses: ReadonlyMap<S, Address>
 }
 
-/** Single-segment URIs the server keeps for its own documents (`skill://prompt-xml`, `skill://diagnostics`). */
-export const RESERVED = new Set(["prompt-xml", "diagnostics"])
+/** Single-segment URIs the server keeps for its own documents. */
+const RESERVED = new Set([PROMPT_XML_DOCUMENT, DIAGNOSTICS_DOCUMENT])
 
 /** What a host that verifies `skills/list` accepts as a name (SEP-2640 hosts check ASCII only). */
 const LISTABLE_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
@@ -85,11 +76,13 @@ export const publish = <S extends Publishable>(skills: ReadonlyArray<S>): Public
   /** Every proper prefix of a claimed key, with the claim below it. */
   const below = new Map<string, Claim>()
   const addresses = new Map<S, Address>()
+  let deepest = 0
   const published: Array<S> = []
   const unpublished: Array<UnpublishedSkill> = []
+  /** Skills by the key of `skill://<id>`, to find a name that is another skill's id. */
   const ids = new Map<string, S>()
   for (const skill of skills) {
-    const id = skill.id.normalize("NFC")
+    const id = uriKey([skill.id])
     if (!ids.has(id)) ids.set(id, skill)
   }
 
@@ -110,6 +103,7 @@ export const publish = <S extends Publishable>(skills: ReadonlyArray<S>): Public
     const key = uriKey(base)
     const entry: Claim = { skill, base, published: isPublished }
     claims.set(key, entry)
+    deepest = Math.max(deepest, base.length)
     const segments = segmentsOf(key)
     for (let length = 1; length < segments.length; length++) {
       const prefix = segments.slice(0, length).join("/")
@@ -123,7 +117,7 @@ export const publish = <S extends Publishable>(skills: ReadonlyArray<S>): Public
 
   for (const skill of skills) {
     const skillPath = skillPathOf(skill)
-    const twin = ids.get(skill.name.normalize("NFC"))
+    const twin = ids.get(uriKey([skill.name]))
     const owner = overlap(uriKey(skillPath))
     const reason =
       verificationProblem(skill) ??
@@ -145,5 +139,5 @@ export const publish = <S extends Publishable>(skills: ReadonlyArray<S>): Public
     if (RESERVED.has(skill.id) || overlap(uriKey([skill.id])) !== undefined) continue
     claim(skill, [skill.id], false)
   }
-  return { published, unpublished, claims, addresses }
+  return { published, unpublished, claims, deepest, addresses }
 }

@@ -8,6 +8,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../Errors.js"
 import { sliced } from "../platform/EventLoop.js"
+import type { ListPage } from "./Catalog.js"
 import { decodeRankedCursor, encodeRankedCursor, queryKey } from "./Paging.js"
 import type { Ranking, SearchIndex } from "./Search.js"
 import { makeSearchIndex } from "./Search.js"
@@ -16,14 +17,6 @@ import { findSkill } from "./Snapshot.js"
 
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
-
-export interface SearchPage {
-  readonly skills: ReadonlyArray<Skill>
-  readonly total: number
-  readonly nextCursor?: string
-  /** `all` when the skills listed match every word of the query, `any` when only some do. */
-  readonly match: "all" | "any"
-}
 
 export const makeSearching = (current: Effect.Effect<Snapshot>) =>
   Effect.gen(function* () {
@@ -44,10 +37,7 @@ export const makeSearching = (current: Effect.Effect<Snapshot>) =>
 
     const buildIndex = Effect.gen(function* () {
       const built = makeSearchIndex<Skill>()
-      yield* sliced((yield* current).skills, (skill) => {
-        built.addNew(skill)
-        return true
-      })
+      yield* sliced((yield* current).skills, built.addNew)
       index = built
       follow(yield* current)
       yield* Deferred.succeed(ready, built)
@@ -103,7 +93,7 @@ export const makeSearching = (current: Effect.Effect<Snapshot>) =>
                 const now = snapshot.byId.get(skill.id)
                 return now === undefined ? [] : [now]
               })
-        const result: SearchPage = {
+        const result: ListPage = {
           skills: page,
           total: ranked.skills.length,
           match: ranked.match,

@@ -9,9 +9,8 @@ import type { Fingerprint } from "../platform/Paths.js"
 import type { DiscoveryNotice } from "../skills/Discovery.js"
 import type { ParsedFrontmatter } from "../skills/Frontmatter.js"
 import type { Diagnostic } from "../skills/Validation.js"
-import type { Address, Publication, UnpublishedSkill } from "./Publication.js"
+import type { Publication } from "./Publication.js"
 import { publish } from "./Publication.js"
-import type { UriClaim } from "./Uris.js"
 
 export interface Skill {
   /** The folder name; the key in tool arguments. */
@@ -51,7 +50,11 @@ export interface ShadowedSkill {
   readonly shadowedBy: string
 }
 
-export interface Snapshot {
+/**
+ * A catalog: its skills and problems, and its publication (src/catalog/Publication.ts): who is
+ * listed over the Skills extension and who owns which `skill://` URI.
+ */
+export interface Snapshot extends Publication<Skill> {
   /** Served skills, in priority order (root order, then path order). */
   readonly skills: ReadonlyArray<Skill>
   readonly skipped: ReadonlyArray<SkippedSkill>
@@ -62,13 +65,6 @@ export interface Snapshot {
   /** Increases whenever the served set or any served skill's metadata changes. */
   readonly version: number
   readonly byId: ReadonlyMap<string, Skill>
-  /** Skills served over the Skills extension, in order (src/catalog/Publication.ts decides). */
-  readonly published: ReadonlyArray<Skill>
-  readonly unpublished: ReadonlyArray<UnpublishedSkill>
-  /** Who owns which `skill://` URI space, by `uriKey` of its base; no key is a prefix of another. */
-  readonly claims: ReadonlyMap<string, UriClaim<Skill>>
-  /** Each skill's address in URI space; none for a skill reached through the tools only. */
-  readonly addresses: ReadonlyMap<Skill, Address>
 }
 
 /** `make`, run once per snapshot (by identity): for what requests page or filter through. */
@@ -93,13 +89,8 @@ export const makeSnapshot = (input: {
 }): Snapshot => {
   const byId = new Map<string, Skill>()
   for (const skill of input.skills) if (!byId.has(skill.id)) byId.set(skill.id, skill)
-  // Publication is made on first use: the extension's listing may never be asked for.
-  let publication: Publication<Skill> | undefined
-  const published = () => {
-    publication ??= publish(input.skills)
-    return publication
-  }
   return {
+    ...publish(input.skills),
     skills: input.skills,
     skipped: input.skipped ?? [],
     shadowed: input.shadowed ?? [],
@@ -107,18 +98,6 @@ export const makeSnapshot = (input: {
     folders: input.folders ?? [],
     version: input.version ?? 0,
     byId,
-    get published() {
-      return published().published
-    },
-    get unpublished() {
-      return published().unpublished
-    },
-    get claims() {
-      return published().claims
-    },
-    get addresses() {
-      return published().addresses
-    },
   }
 }
 

@@ -10,11 +10,14 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { SKILL_FILE } from "../skills/Discovery.js"
 
-export const SCHEME = "skill://"
+const SCHEME = "skill://"
+/** The server's own documents: single-segment URIs no skill can claim. */
+export const PROMPT_XML_DOCUMENT = "prompt-xml"
+export const DIAGNOSTICS_DOCUMENT = "diagnostics"
 /** The catalog as `<available_skills>` XML. */
-export const PROMPT_XML_URI = "skill://prompt-xml"
+export const PROMPT_XML_URI = `${SCHEME}${PROMPT_XML_DOCUMENT}`
 /** Skipped, shadowed and warned skills with the reasons, as JSON. */
-export const DIAGNOSTICS_URI = "skill://diagnostics"
+export const DIAGNOSTICS_URI = `${SCHEME}${DIAGNOSTICS_DOCUMENT}`
 /** The file list (sizes, digests) of a skill, for clients written before the extension. */
 export const MANIFEST_SEGMENT = "_manifest"
 /** The file a skill URI's path (below the skill) names: SKILL.md for the skill's own URI. */
@@ -56,15 +59,14 @@ const encodeSegment = (segment: string) =>
 
 const encodeSegments = (segments: ReadonlyArray<string>) => segments.map(encodeSegment).join("/")
 
-/** `skill://<skill-path>`: the skill's root directory resource. */
-export const skillRootUri = (skillPath: ReadonlyArray<string>): string =>
-  `${SCHEME}${encodeSegments(skillPath)}`
-
-/** `skill://<skill-path>/<file-path>`; `relative` is `/`-separated ("" is the root). */
-export const fileUri = (skillPath: ReadonlyArray<string>, relative: string): string =>
-  relative === ""
-    ? skillRootUri(skillPath)
-    : `${skillRootUri(skillPath)}/${encodeSegments(relative.split("/"))}`
+/**
+ * `skill://<skill-path>/<file-path>`; `relative` is `/`-separated, and "" names the skill's
+ * root directory resource, `skill://<skill-path>`.
+ */
+export const fileUri = (skillPath: ReadonlyArray<string>, relative: string): string => {
+  const root = `${SCHEME}${encodeSegments(skillPath)}`
+  return relative === "" ? root : `${root}/${encodeSegments(relative.split("/"))}`
+}
 
 /** `skill://<skill-path>/SKILL.md`. */
 export const skillMdUri = (skillPath: ReadonlyArray<string>): string => fileUri(skillPath, "SKILL.md")
@@ -99,29 +101,34 @@ export const parseSkillUri = (uri: string): Either.Either<ReadonlyArray<string>,
   return Either.right(segments)
 }
 
+/** Where a skill's files live in URI space. */
+export interface Address {
+  /** The URI path of the skill's folder: its `<skill-path>`, or its id for older clients. */
+  readonly base: ReadonlyArray<string>
+  /** True when `base` is the published `<skill-path>` (listed by `skills/list`). */
+  readonly published: boolean
+}
+
+/** A URI space a skill owns. */
+export type UriClaim<S> = Address & { readonly skill: S }
+
+/** Who owns which URI space (src/catalog/Publication.ts decides). */
+export interface UriSpace<S> {
+  /** Every claim by its key (`uriKey` of its base): no key is a prefix of another. */
+  readonly claims: ReadonlyMap<string, UriClaim<S>>
+  /** The most segments any claim's base has. */
+  readonly deepest: number
+}
+
 /** What a `skill://` URI names. */
 export type UriTarget<S> =
   | { readonly _tag: "PromptXml" }
   | { readonly _tag: "Diagnostics" }
-  | {
+  | (UriClaim<S> & {
       readonly _tag: "Skill"
-      readonly skill: S
-      /** The URI path of the skill: its `<skill-path>` when published, else its id (older clients). */
-      readonly base: ReadonlyArray<string>
-      /** True when `base` is the published `<skill-path>`. */
-      readonly published: boolean
       /** Path segments inside the skill ([] for the skill itself). */
       readonly rest: ReadonlyArray<string>
-    }
-
-/** A URI space a skill owns (src/catalog/Publication.ts decides which). */
-export interface UriClaim<S> {
-  readonly skill: S
-  /** The URI path of the skill's folder: its `<skill-path>`, or its id for older clients. */
-  readonly base: ReadonlyArray<string>
-  /** True when `base` is the published `<skill-path>`. */
-  readonly published: boolean
-}
+    })
 
 /**
  * Resolves decoded URI segments: `prompt-xml` and `diagnostics` (unless `documents` is false:
@@ -129,20 +136,22 @@ export interface UriClaim<S> {
  * claim's base is a prefix of another's, so at most one matches.
  */
 export const resolveSegments = <S>(
-  claims: ReadonlyMap<string, UriClaim<S>>,
+  space: UriSpace<S>,
   segments: ReadonlyArray<string>,
   documents = true,
 ): UriTarget<S> | undefined => {
   if (documents && segments.length === 1) {
-    if (PROMPT_XML_URI === `${SCHEME}${segments[0]}`) return { _tag: "PromptXml" }
-    if (DIAGNOSTICS_URI === `${SCHEME}${segments[0]}`) return { _tag: "Diagnostics" }
+    if (segments[0] === PROMPT_XML_DOCUMENT) return { _tag: "PromptXml" }
+    if (segments[0] === DIAGNOSTICS_DOCUMENT) return { _tag: "Diagnostics" }
   }
-  for (let length = segments.length; length > 0; length--) {
-    const claim = claims.get(uriKey(segments.slice(0, length)))
-    if (claim !== undefined) {
-      const { skill, base, published } = claim
-      return { _tag: "Skill", skill, base, published, rest: segments.slice(length) }
-    }
+  // Longest prefix first, no longer than the deepest claim. The key of each shorter prefix is
+  // the longer one's up to its last "/": NFC never moves a "/", and no segment holds one.
+  let length = Math.min(segments.length, space.deepest)
+  let key = uriKey(segments.slice(0, length))
+  for (; length > 0; length--) {
+    const claim = space.claims.get(key)
+    if (claim !== undefined) return { _tag: "Skill", ...claim, rest: segments.slice(length) }
+    key = key.slice(0, key.lastIndexOf("/"))
   }
   return undefined
 }

@@ -20,7 +20,7 @@ import * as Stream from "effect/Stream"
 import { sliced } from "../platform/EventLoop.js"
 
 /** Changes closer together than this are delivered as one batch. */
-export const DEBOUNCE_MS = 75
+const DEBOUNCE_MS = 75
 
 export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
   scoped: Effect.gen(function* () {
@@ -32,10 +32,17 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
     let timer: NodeJS.Timeout | undefined
     let warned = false
 
-    const flush = () => {
+    /** Empties the changes seen but not yet delivered, cutting the debounce short. */
+    const take = () => {
+      if (timer !== undefined) clearTimeout(timer)
       timer = undefined
       const batch = [...pending]
       pending = new Set()
+      return batch
+    }
+
+    const flush = () => {
+      const batch = take()
       if (batch.length > 0) batches.unsafeOffer(batch)
     }
 
@@ -88,7 +95,6 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
         // In slices of time, so requests are not held up by thousands of watches.
         yield* sliced(missing, (dir) => {
           if (!add(dir)) complete = false
-          return true
         })
         return { watched: watchers.size, complete, added: missing.filter((dir) => watchers.has(dir)) }
       })
@@ -101,22 +107,12 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
       }),
     )
 
-    /** The changes seen but not yet delivered (the debounce is cut short). */
-    const takePending = Effect.sync(() => {
-      if (timer !== undefined) clearTimeout(timer)
-      timer = undefined
-      const batch = [...pending]
-      pending = new Set()
-      return batch
-    })
-
     return {
       sync,
-      takePending,
+      /** The changes seen but not yet delivered (the debounce is cut short). */
+      takePending: Effect.sync(take),
       /** Batches of changed paths (files or folders), after the debounce. */
       changes: Stream.fromQueue(batches),
-      /** How many folders are watched now. */
-      size: Effect.sync(() => watchers.size),
     } as const
   }),
 }) {}

@@ -11,10 +11,9 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.js"
 import { decodeCursor, encodeCursor, paginate } from "../catalog/Paging.js"
-import type { Address } from "../catalog/Publication.js"
 import type { Skill, Snapshot } from "../catalog/Snapshot.js"
 import { perSnapshot } from "../catalog/Snapshot.js"
-import type { UriTarget } from "../catalog/Uris.js"
+import type { Address, UriTarget } from "../catalog/Uris.js"
 import {
   DIAGNOSTICS_URI,
   fileOfPath,
@@ -69,7 +68,7 @@ export const resolveUri = (
 ): Effect.Effect<UriTarget<Skill>, UnknownUri> => {
   const segments = parseSkillUri(uri)
   if (Either.isLeft(segments)) return Effect.fail(new UnknownUri({ uri, reason: segments.left }))
-  const target = resolveSegments(snapshot.claims, segments.right, documents)
+  const target = resolveSegments(snapshot, segments.right, documents)
   return target === undefined
     ? Effect.fail(
         new UnknownUri({ uri, reason: "no skill is served there; see resources/list or skills/list" }),

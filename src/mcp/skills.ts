@@ -109,7 +109,7 @@ const publishedSkillAt = (snapshot: Snapshot, uri: string) => {
   const unknown = (reason: string) => Effect.fail(new UnknownUri({ uri, reason }))
   const segments = parseSkillUri(uri)
   if (Either.isLeft(segments)) return unknown(segments.left)
-  const target = resolveSegments(snapshot.claims, segments.right)
+  const target = resolveSegments(snapshot, segments.right)
   if (target?._tag === "Skill" && !target.published && target.rest.length <= 1) {
     const unpublished = snapshot.unpublished.find((left) => left.id === target.skill.id)
     if (unpublished !== undefined) {

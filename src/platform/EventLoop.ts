@@ -10,24 +10,20 @@ import * as Effect from "effect/Effect"
 export const SLICE_MS = 2
 
 /** Lets the event loop run the I/O callbacks already due, then resumes. */
-export const nextIoTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
+const nextIoTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
 
-/**
- * Runs `step` on each item in order, giving way to the event loop whenever a slice has taken
- * SLICE_MS. Stops at the first step that answers false, and answers whether every step passed.
- */
-export const sliced = <A>(items: ReadonlyArray<A>, step: (item: A) => boolean): Effect.Effect<boolean> =>
+/** Runs `step` on each item in order, giving way to the event loop whenever a slice has taken SLICE_MS. */
+export const sliced = <A>(items: ReadonlyArray<A>, step: (item: A) => void): Effect.Effect<void> =>
   Effect.gen(function* () {
     let sliceStart = performance.now()
     for (let index = 0; index < items.length; index++) {
-      if (!step(items[index] as A)) return false
+      step(items[index] as A)
       if (index + 1 < items.length && performance.now() - sliceStart >= SLICE_MS) {
         yield* nextIoTurn
         sliceStart = performance.now()
       }
     }
-    return true
   })
