@@ -5,7 +5,8 @@
  * pair of streams.
  */
 export { AuditLog, type AuditLogShape, type AuditRecord, formatAuditLine } from "./AuditLog.js"
-export { Catalog, type CatalogChange, type ListOptions, type ListPage } from "./catalog/Catalog.js"
+export { Catalog, type CatalogChange, type ListOptions } from "./catalog/Catalog.js"
+export type { ListPage } from "./catalog/Paging.js"
 export {
   findSkill,
   type ShadowedSkill,

@@ -25,6 +25,7 @@ import { Frontmatter } from "../skills/Frontmatter.js"
 import { Validation } from "../skills/Validation.js"
 import type { Built, Parsed } from "./Build.js"
 import { build, describeChange, ParseCache, sameCatalog, skippedAs } from "./Build.js"
+import type { ListPage } from "./Paging.js"
 import { paginate } from "./Paging.js"
 import { makeSearching } from "./Searching.js"
 import type { Skill, Snapshot } from "./Snapshot.js"
@@ -42,17 +43,6 @@ export interface ListOptions {
   readonly query?: string | undefined
   readonly limit?: number | undefined
   readonly cursor?: string | undefined
-}
-
-export interface ListPage {
-  readonly skills: ReadonlyArray<Skill>
-  readonly total: number
-  readonly nextCursor?: string
-  /**
-   * With a query: `all` when the skills listed match every word of it, `any` when none did
-   * and skills matching some of the words are listed instead.
-   */
-  readonly match?: "all" | "any"
 }
 
 /**

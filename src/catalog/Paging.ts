@@ -5,6 +5,19 @@
  */
 import * as Either from "effect/Either"
 import { InvalidArgument } from "../Errors.js"
+import type { Skill } from "./Snapshot.js"
+
+/** A page of the catalog, as `Catalog.list` answers. */
+export interface ListPage {
+  readonly skills: ReadonlyArray<Skill>
+  readonly total: number
+  readonly nextCursor?: string
+  /**
+   * With a query: `all` when the skills listed match every word of it, `any` when none did
+   * and skills matching some of the words are listed instead.
+   */
+  readonly match?: "all" | "any"
+}
 
 const CURSOR_PREFIX = "o:"
 
