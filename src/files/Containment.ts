@@ -110,6 +110,13 @@ const containedBase = (
   return Either.right(base)
 }
 
+/**
+ * Whether what was opened, at the kernel's path `opened`, is inside `base`; where the kernel
+ * cannot say (null: no /proc), the path checks made before opening stand.
+ */
+export const openedInside = (base: string, opened: string | null): boolean =>
+  opened === null || isInside(base, opened)
+
 /** The kernel's realpath of `target`, or null when it cannot be resolved. */
 const realpath = (fs: FsShape, target: string) => Effect.promise(async () => fs.async.realpath(target))
 

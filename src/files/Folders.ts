@@ -18,7 +18,7 @@ import { describeIoError, errorCode, mapLimit } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { childPath, fingerprintOf, isInside, sameFingerprint } from "../platform/Paths.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
-import { resolveIn } from "./Containment.js"
+import { openedInside, resolveIn } from "./Containment.js"
 
 /** A file or folder inside a skill, with its real path and stat (a link's, of its target). */
 export interface FolderEntry {
@@ -99,7 +99,7 @@ const inFolder = async <A>(
 
 /** The folder's names, sorted; none when it is gone or not readable. */
 const sortedNames = (fs: FsShape, at: string, fail: (reason: string) => SkillUnreadable) =>
-  fs.calls.readdir(at).then((names) => names.sort(), skipOr([], fail))
+  fs.contained.readdir(at).then((names) => names.sort(), skipOr([], fail))
 
 /**
  * The given names of one real folder of the skill (reached through `at`), examined: links
@@ -123,7 +123,7 @@ const examine = async (
       // Stat'ed through a descriptor of the target whose kernel path must still be inside: a
       // folder on the way swapped for a link since it was resolved would stat something elsewhere.
       const named = await fs.contained.statNamed(resolved).catch(skipOr(null, fail))
-      info = named !== null && (named.opened === null || isInside(base, named.opened)) ? named.info : null
+      info = named !== null && openedInside(base, named.opened) ? named.info : null
       target = resolved
     }
     if (info?.isDirectory() === true) return { name, real: target, type: "directory", info }

@@ -19,8 +19,9 @@ import {
 import type { FsShape } from "../platform/Fs.js"
 import { describeIoError, errorCode } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
-import { fingerprintOf, isInside } from "../platform/Paths.js"
+import { fingerprintOf } from "../platform/Paths.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
+import { openedInside } from "./Containment.js"
 import { mimeTypeOf } from "./MimeTypes.js"
 
 export interface FileContent {
@@ -56,7 +57,7 @@ const readWhole = async (fs: FsShape, fd: number, size: number, limit: number): 
   let length = 0
   for (;;) {
     const wanted = buffer.length - length
-    const { bytesRead } = await fs.calls.read(fd, buffer, length, wanted, length)
+    const bytesRead = await fs.async.read(fd, buffer, length, wanted, length)
     length += bytesRead
     // A short read that reaches the size the stat gave is the end: no second read to be told so.
     if (bytesRead === 0 || length === buffer.length || (bytesRead < wanted && length === size)) break
@@ -88,10 +89,9 @@ export const fileReader =
     const refuse = (reason: string) => new InvalidArgument({ argument: "path", reason })
     return Effect.tryPromise({
       try: async () => {
-        const fd = await fs.contained.openFile(resolved.real)
+        const { fd, info, opened } = await fs.contained.openFile(resolved.real)
         try {
-          const [opened, info] = await Promise.all([fs.contained.openedPath(fd), fs.calls.fstat(fd)])
-          if (opened !== null && !isInside(resolved.base, opened)) {
+          if (!openedInside(resolved.base, opened)) {
             throw new PathEscape({ skillId: skill.id, requested })
           }
           if (found !== undefined && (info.dev !== found.dev || info.ino !== found.ino)) {

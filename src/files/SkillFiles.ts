@@ -125,7 +125,6 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       publicationProblem,
       leftOut: manifests.leftOut,
       withheld: manifests.withheld,
-      maxFileBytes,
     } as const
   }),
 }) {}

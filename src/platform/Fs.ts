@@ -6,9 +6,8 @@
  *   the thread-pool round trip);
  * - `async`: every later refresh's (the event loop stays free for requests). In both, a failed
  *   lookup (readdir, lstat, stat, realpath) answers null; open, read and close throw;
- * - `calls`: Node's callback API, promisified, rejecting on failure, for reads whose failures
- *   matter; `contained`: what containment needs (opens with O_NOFOLLOW, the opened path of a
- *   descriptor).
+ * - `contained`: what containment needs (opens with O_NOFOLLOW, the kernel's path of what
+ *   was opened); its calls reject on failure, for reads whose failures matter.
  *
  * Loops over thousands of files are plain async functions over these, not an Effect per file:
  * per-file fibers cost more than the system calls they wrap.
@@ -142,6 +141,13 @@ export const mapLimit = async <A, B>(
   return results
 }
 
+/** A file opened for reading: its descriptor, its stat, the kernel's path of it (or null). */
+export interface OpenFile {
+  readonly fd: number
+  readonly info: Stats
+  readonly opened: string | null
+}
+
 /** A folder opened for reading: its entries are reached through `at`. */
 export interface OpenFolder {
   readonly at: string
@@ -155,8 +161,11 @@ export interface OpenFolder {
  * The calls reject on failure.
  */
 export interface ContainedCalls {
-  /** Opens a file to read it (READ_NOFOLLOW: no final link, no FIFO wait, no terminal). */
-  readonly openFile: (file: string) => Promise<number>
+  /**
+   * Opens a file to read it (READ_NOFOLLOW: no final link, no FIFO wait, no terminal), with what
+   * fstat says of it and the kernel's path of it (null where it cannot say: no /proc).
+   */
+  readonly openFile: (file: string) => Promise<OpenFile>
   /**
    * Opens the real folder `real`, never through a final link. On Linux it is read through its
    * descriptor, and the kernel's path of what was opened must be `real`: null when it is not
@@ -165,8 +174,8 @@ export interface ContainedCalls {
    * need not be checked. Elsewhere, and without /proc, it is read by its path.
    */
   readonly openFolder: (real: string, within?: string) => Promise<OpenFolder | null>
-  /** The path the kernel has open as `fd`; null where it cannot say (no /proc). */
-  readonly openedPath: (fd: number) => Promise<string | null>
+  /** The names in a folder (reached through `at`, see `openFolder`). */
+  readonly readdir: (at: string) => Promise<Array<string>>
   /**
    * What `target` names, without following a final link or opening it for reading (a device is
    * never opened), and the kernel's path of it (Linux's O_PATH); elsewhere a stat by path, with
@@ -185,8 +194,22 @@ const READ_FOLDER = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.consta
 const openedPath = (fd: number) => fsCalls.readlink(`/proc/self/fd/${fd}`).catch(() => null)
 const closeLater = (fd: number) => fs.close(fd, () => undefined)
 
+/** What an open descriptor is: its stat, and the kernel's path of it (null without /proc). */
+const describe = async (fd: number) => {
+  const [opened, info] = await Promise.all([onLinux ? openedPath(fd) : null, fsCalls.fstat(fd)])
+  return { info, opened }
+}
+
 const containedCalls: ContainedCalls = {
-  openFile: (file) => fsCalls.open(file, READ_NOFOLLOW),
+  openFile: async (file) => {
+    const fd = await fsCalls.open(file, READ_NOFOLLOW)
+    try {
+      return { fd, ...(await describe(fd)) }
+    } catch (error) {
+      closeLater(fd)
+      throw error
+    }
+  },
   openFolder: async (real, within) => {
     const byPath = { at: real, close: () => undefined }
     if (!onLinux) return byPath
@@ -199,13 +222,12 @@ const containedCalls: ContainedCalls = {
     // A removed folder's path ends with " (deleted)".
     return opened === null ? byPath : null
   },
-  openedPath,
+  readdir: (at) => fsCalls.readdir(at),
   statNamed: async (target) => {
     if (!onLinux) return { info: await fsCalls.stat(target), opened: null }
     const fd = await fsCalls.open(target, O_PATH | fs.constants.O_NOFOLLOW)
     try {
-      const [opened, info] = await Promise.all([openedPath(fd), fsCalls.fstat(fd)])
-      return { info, opened }
+      return await describe(fd)
     } finally {
       closeLater(fd)
     }
@@ -216,7 +238,6 @@ const containedCalls: ContainedCalls = {
 export interface FsShape {
   readonly sync: SyncFsPort
   readonly async: FsPort
-  readonly calls: typeof fsCalls
   readonly contained: ContainedCalls
 }
 
@@ -225,7 +246,6 @@ export class Fs extends Context.Tag("skills-mcp/Fs")<Fs, FsShape>() {
   static readonly node: Layer.Layer<Fs> = Layer.succeed(Fs, {
     sync: syncFs,
     async: asyncFs,
-    calls: fsCalls,
     contained: containedCalls,
   })
 }
