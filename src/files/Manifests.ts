@@ -7,7 +7,7 @@
 import type { Stats } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
-import { SkillNotPublished, SkillUnreadable } from "../Errors.js"
+import { FileNotFound, SkillNotPublished, SkillUnreadable } from "../Errors.js"
 import type { FsShape } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { fingerprintOf, sameFingerprint } from "../platform/Paths.js"
@@ -15,7 +15,7 @@ import { SKILL_FILE } from "../skills/Discovery.js"
 import type { Frontmatter, ParsedFrontmatter } from "../skills/Frontmatter.js"
 import { beginsWithFrontmatter } from "../skills/Frontmatter.js"
 import type { SkillRef } from "./Containment.js"
-import { fileUriProblem, resolveIn, skillBase } from "./Containment.js"
+import { fileUriProblem, skillBase } from "./Containment.js"
 import { MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
 import { fileReader } from "./Reading.js"
 
@@ -218,9 +218,14 @@ export const makeManifests = (fs: FsShape, maxFileBytes: number, frontmatter: Fr
   /** Why the Skills extension cannot serve a skill (limits, SKILL.md's first bytes), if it cannot. */
   const publicationProblem = (skill: SkillRef) =>
     Effect.gen(function* () {
-      let { problem } = yield* inventory(skill)
+      const found = yield* inventory(skill)
+      let problem = found.problem
+      // SKILL.md read where the walk found it, as `readEntry` does.
+      const skillMd = found.files.find((file) => file.path === SKILL_FILE)
       if (problem === undefined) {
-        const { content } = yield* readFile(skill, yield* resolveIn(fs, skill, SKILL_FILE), SKILL_FILE)
+        if (skillMd === undefined) return yield* new FileNotFound({ skillId: skill.id, path: SKILL_FILE })
+        const resolved = { real: skillMd.real, base: found.base, relative: SKILL_FILE }
+        const { content } = yield* readFile(skill, resolved, SKILL_FILE, skillMd.info)
         if (!beginsWithFrontmatter(content.bytes)) problem = FRONTMATTER_FIRST
       }
       noteLeftOut(skill, problem)
