@@ -5,7 +5,6 @@
  * names. Unlike the catalog, nothing is skipped: every SKILL.md found is checked and reported,
  * shadowed ones included.
  */
-import { promises as fs } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -44,8 +43,6 @@ import { displayPath, plural } from "./CatalogReport.js"
 
 /** A link target is a short path; larger files are not looked at. */
 const MAX_LINK_TARGET_BYTES = 1024
-
-const readTextOrNull = (file: string) => Effect.promise(() => fs.readFile(file, "utf8").catch(() => null))
 
 // ---------------------------------------------------------------------------------------
 // The report (`validate --json` prints it; docs/CLI.md documents it)
@@ -157,6 +154,22 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
     const fs = yield* Fs
     const statOrNull = (target: string) => Effect.promise(async () => fs.async.stat(target))
     const readDirOrNull = (dir: string) => Effect.promise(async () => fs.async.readdir(dir))
+    /** The text of a file of at most MAX_LINK_TARGET_BYTES, or null when it cannot be read. */
+    const smallTextOrNull = (file: string) =>
+      Effect.promise(async () => {
+        try {
+          const fd = await fs.async.open(file)
+          try {
+            const buffer = Buffer.alloc(MAX_LINK_TARGET_BYTES)
+            const length = await fs.async.read(fd, buffer, 0, buffer.length, 0)
+            return buffer.toString("utf8", 0, length)
+          } finally {
+            await fs.async.close(fd)
+          }
+        } catch {
+          return null
+        }
+      })
 
     /**
      * The skill's file count and bytes, from its listing (at most 2,000 entries: `partial` past
@@ -277,7 +290,7 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
                     const file = path.join(folder, entry.name)
                     if (((yield* statOrNull(file))?.size ?? Number.POSITIVE_INFINITY) > MAX_LINK_TARGET_BYTES)
                       return []
-                    const text = yield* readTextOrNull(file)
+                    const text = yield* smallTextOrNull(file)
                     const target = text === null ? undefined : symlinkTargetIn(text)
                     if (target === undefined) return []
                     const skill = path.resolve(folder, target.replaceAll("\\", "/"), SKILL_FILE)
