@@ -20,7 +20,7 @@ const skill = (
   rootIndex: 0,
   segments,
   fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1 },
-  frontmatter: { raw: { name, description }, fields: { name, description, extra: {} }, endLine: 4 },
+  frontmatter: { raw: { name, description }, fields: { name, description }, endLine: 4 },
   diagnostics: [],
 })
 

@@ -6,7 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import { parseDocument } from "yaml"
+import type { Document } from "yaml"
+import { parseDocument, visit } from "yaml"
 import { parseFrontmatterYaml } from "../src/skills/Frontmatter.js"
 import { parseSimpleYaml } from "../src/skills/SimpleYaml.js"
 import { YAML_OPTIONS as SAFE } from "../src/skills/Yaml.js"
@@ -196,9 +197,48 @@ describe("parseSimpleYaml", () => {
 })
 
 describe("parseFrontmatterYaml", () => {
+  /** The tags of the YAML 1.2 core schema, the only ones a frontmatter may carry. */
+  const coreTag = /^tag:yaml\.org,2002:(str|int|float|bool|null|map|seq)$/
+
+  /**
+   * Why a document parseDocument reads without error must still be refused, and with which
+   * rule; undefined when it must be read. The refusals: a tag outside the core schema, an alias
+   * toJS cannot resolve, no data, data that is not a mapping, a missing or empty name or
+   * description (in that order). The generated documents nest a few levels, far from the
+   * nesting limit.
+   */
+  const refusalOf = (doc: Document.Parsed): { rule: string; reason: string } | undefined => {
+    let tagged = false
+    visit(doc, {
+      Node: (_key, node) => {
+        if (node.tag === undefined || coreTag.test(node.tag)) return undefined
+        tagged = true
+        return visit.BREAK
+      },
+    })
+    if (tagged) return { rule: "yaml-invalid", reason: "YAML tags are not allowed" }
+    let data: unknown
+    try {
+      data = doc.toJS({ maxAliasCount: 100 })
+    } catch {
+      return { rule: "yaml-invalid", reason: "YAML could not be read" }
+    }
+    if (data === null || data === undefined)
+      return { rule: "yaml-invalid", reason: "the frontmatter is empty" }
+    if (typeof data !== "object" || Array.isArray(data))
+      return { rule: "yaml-invalid", reason: "must be a YAML mapping" }
+    for (const field of ["name", "description"]) {
+      const value: unknown = Reflect.get(data, field)
+      if (typeof value !== "string" || value.trim() === "")
+        return { rule: `${field}-required`, reason: `'${field}'` }
+    }
+    return undefined
+  }
+
   it("reads every document as the yaml package's parseDocument does (nesting watched)", () => {
     let read = 0
     let refused = 0
+    let refusedAsFrontmatter = 0
     fc.assert(
       // With the two required fields first, more documents are read through.
       fc.property(document, fc.boolean(), (entries, withRequired) => {
@@ -206,19 +246,26 @@ describe("parseFrontmatterYaml", () => {
         const doc = parseDocument(text, SAFE)
         const result = parseFrontmatterYaml("SKILL.md", { yaml: text, startLine: 1, endLine: 2, body: "" })
         const error = doc.errors[0]
+        const refusal = error === undefined ? refusalOf(doc) : undefined
         if (error !== undefined) {
           refused++
           // The same error (a second document's message is cut before its advice on the API).
           const message = error.message.split("\n")[0]?.split(";")[0] ?? ""
           expect(Either.isLeft(result) && result.left.reason).toContain(`YAML error: ${message}`)
-        } else if (Either.isRight(result)) {
+        } else if (refusal !== undefined) {
+          // Read by parseDocument, but not a frontmatter: refused for that reason only.
+          refusedAsFrontmatter++
+          expect(Either.isLeft(result) && result.left.rule).toBe(refusal.rule)
+          expect(Either.isLeft(result) && result.left.reason).toContain(refusal.reason)
+        } else {
           read++
-          expect(result.right.raw).toEqual(doc.toJS())
+          expect(Either.isRight(result) && result.right.raw).toEqual(doc.toJS())
         }
       }),
       { numRuns: 4_000 },
     )
     expect(read).toBeGreaterThan(300)
     expect(refused).toBeGreaterThan(300)
+    expect(refusedAsFrontmatter).toBeGreaterThan(300)
   })
 })

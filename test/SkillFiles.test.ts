@@ -326,7 +326,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       // size within the timestamp's tick) is never paired with this digest.
       const stale: ParsedFrontmatter = {
         raw: { name: "pdf", description: "bytes the catalog read before a rewrite" },
-        fields: { name: "pdf", description: "bytes the catalog read before a rewrite", extra: {} },
+        fields: { name: "pdf", description: "bytes the catalog read before a rewrite" },
         endLine: 4,
       }
       for (let look = 0; look < 2; look++) {
@@ -524,73 +524,74 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     }),
   )
 
-  it.scoped("reads a cancelled manifest's folders only while they are open, and closes them all", () =>
-    Effect.gen(function* () {
-      // Folders are read through their descriptors on Linux only.
-      if (process.platform !== "linux") return
-      const root = yield* fixture()
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
-      const real = yield* Effect.promise(() => fs.realpath(skill.dir))
-      const openDescriptors = () => readdirSync("/proc/self/fd").length
-      const before = openDescriptors()
-      // Each stat made through a descriptor notes what the descriptor names as it is made; the
-      // first ones wait until the manifest has been cancelled.
-      const named: Array<string> = []
-      let cancelled = false
-      let held = 0
-      let reached: () => void = () => undefined
-      const midWalk = new Promise<void>((resolve) => {
-        reached = resolve
-      })
-      let open: () => void = () => undefined
-      const gate = new Promise<void>((resolve) => {
-        open = resolve
-      })
-      // Node's file system, with each stat made through a folder's descriptor held as said above.
-      const holding = nodeFsWith((node) => {
-        const lstat = node.async.lstat
-        return {
-          ...node,
-          async: {
-            ...node.async,
-            lstat: async (target: string) => {
-              const descriptor = /^\/proc\/self\/fd\/(\d+)\//.exec(target)?.[1]
-              if (descriptor !== undefined) {
-                if (!cancelled) {
-                  reached()
-                  held += 1
-                  await gate
-                  held -= 1
+  // Folders are read through their descriptors on Linux only.
+  it.scoped.runIf(process.platform === "linux")(
+    "reads a cancelled manifest's folders only while they are open, and closes them all",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* fixture()
+        const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
+        const real = yield* Effect.promise(() => fs.realpath(skill.dir))
+        const openDescriptors = () => readdirSync("/proc/self/fd").length
+        const before = openDescriptors()
+        // Each stat made through a descriptor notes what the descriptor names as it is made; the
+        // first ones wait until the manifest has been cancelled.
+        const named: Array<string> = []
+        let cancelled = false
+        let held = 0
+        let reached: () => void = () => undefined
+        const midWalk = new Promise<void>((resolve) => {
+          reached = resolve
+        })
+        let open: () => void = () => undefined
+        const gate = new Promise<void>((resolve) => {
+          open = resolve
+        })
+        // Node's file system, with each stat made through a folder's descriptor held as said above.
+        const holding = nodeFsWith((node) => {
+          const lstat = node.async.lstat
+          return {
+            ...node,
+            async: {
+              ...node.async,
+              lstat: async (target: string) => {
+                const descriptor = /^\/proc\/self\/fd\/(\d+)\//.exec(target)?.[1]
+                if (descriptor !== undefined) {
+                  if (!cancelled) {
+                    reached()
+                    held += 1
+                    await gate
+                    held -= 1
+                  }
+                  try {
+                    named.push(readlinkSync(`/proc/self/fd/${descriptor}`))
+                  } catch {
+                    named.push("(closed)")
+                  }
                 }
-                try {
-                  named.push(readlinkSync(`/proc/self/fd/${descriptor}`))
-                } catch {
-                  named.push("(closed)")
-                }
-              }
-              return lstat(target)
+                return lstat(target)
+              },
             },
-          },
-        }
-      })
-      const files = yield* Effect.provide(SkillFiles, skillFilesOver(holding))
-      const fiber = yield* Effect.fork(files.manifest(skill))
-      yield* Effect.promise(() => midWalk)
-      yield* Fiber.interrupt(fiber)
-      cancelled = true
-      // Time for a close made on cancelling to be done, then the walk goes on (real time: the
-      // test's clock does not move by itself).
-      const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
-      yield* pause(30)
-      open()
-      // The walk is over once the stats held have gone on and every descriptor it opened is
-      // closed again (5 s at most).
-      for (let waited = 0; (held > 0 || openDescriptors() !== before) && waited < 5_000; waited += 10)
-        yield* pause(10)
-      expect(named.length).toBeGreaterThan(0)
-      for (const folder of named) expect(isInside(real, folder), folder).toBe(true)
-      expect(openDescriptors()).toBe(before)
-    }),
+          }
+        })
+        const files = yield* Effect.provide(SkillFiles, skillFilesOver(holding))
+        const fiber = yield* Effect.fork(files.manifest(skill))
+        yield* Effect.promise(() => midWalk)
+        yield* Fiber.interrupt(fiber)
+        cancelled = true
+        // Time for a close made on cancelling to be done, then the walk goes on (real time: the
+        // test's clock does not move by itself).
+        const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+        yield* pause(30)
+        open()
+        // The walk is over once the stats held have gone on and every descriptor it opened is
+        // closed again (5 s at most).
+        for (let waited = 0; (held > 0 || openDescriptors() !== before) && waited < 5_000; waited += 10)
+          yield* pause(10)
+        expect(named.length).toBeGreaterThan(0)
+        for (const folder of named) expect(isInside(real, folder), folder).toBe(true)
+        expect(openDescriptors()).toBe(before)
+      }),
   )
 })
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { AuditLog } from "../src/AuditLog.js"
 import { Catalog } from "../src/catalog/Catalog.js"
 import { usageGuide } from "../src/instructions.js"
 import { budgetWarnings } from "../src/mcp/Guide.js"
@@ -14,11 +15,11 @@ import {
   toolDefinitions,
 } from "../src/mcp/tools.js"
 import { defaults, type SettingsShape } from "../src/Settings.js"
-import { auditMemory, servicesFor } from "./support/layers.js"
+import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
 const listSkills = (root: string, args: Record<string, unknown> = {}) =>
-  callTool("list_skills", args).pipe(Effect.provide(servicesFor([root])), Effect.provide(auditMemory))
+  callTool("list_skills", args).pipe(Effect.provide(servicesFor([root])), Effect.provide(AuditLog.silent))
 
 describe("list_skills", () => {
   it.scoped("gives each skill one text line, its description's whitespace runs collapsed", () =>
@@ -161,7 +162,7 @@ describe("budgetWarnings", () => {
 })
 
 const readFile = (root: string, args: Record<string, unknown>) =>
-  callTool("read_skill_file", args).pipe(Effect.provide(servicesFor([root])), Effect.provide(auditMemory))
+  callTool("read_skill_file", args).pipe(Effect.provide(servicesFor([root])), Effect.provide(AuditLog.silent))
 
 /** A file of `lines` numbered lines of about 40 characters each. */
 const numberedLines = (lines: number) =>

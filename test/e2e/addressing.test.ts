@@ -9,10 +9,10 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Resource } from "@modelcontextprotocol/sdk/types.js"
-import { ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { startServer } from "../support/server.js"
+import { callTool, decode, request, resourceText, rpcError, startServer } from "../support/server.js"
 import { skillMd, writeTree } from "../support/tree.js"
 
 let base: string
@@ -52,14 +52,14 @@ afterAll(async () => {
   await fs.rm(base, { recursive: true, force: true })
 })
 
-const request = (method: string, params: Record<string, unknown>) =>
-  server.client.request({ method, params }, ResultSchema)
-
-const textOf = async (uri: string) => {
-  const { contents } = await server.client.readResource({ uri })
-  const [content] = contents
-  return content !== undefined && "text" in content ? content.text : ""
-}
+const SkillList = Schema.Struct({ skills: Schema.Array(Schema.Struct({ uri: Schema.String })) })
+const SkillGot = Schema.Struct({
+  skill: Schema.Struct({
+    frontmatter: Schema.Struct({ description: Schema.String }),
+    resources: Schema.Array(Schema.Struct({ uri: Schema.String })),
+  }),
+})
+const Listing = Schema.Struct({ resources: Schema.Array(Schema.Struct({ uri: Schema.String })) })
 
 describe("URIs when names and folders disagree", () => {
   it("lists each skill's SKILL.md at a URI that reads back that skill, and leaves out one no URI leads to", async () => {
@@ -80,45 +80,46 @@ describe("URIs when names and folders disagree", () => {
       "skill://template-skill/SKILL.md",
     ])
     for (const resource of skills) {
-      const text = await textOf(resource.uri)
+      const text = await resourceText(server, resource.uri)
       expect(text, resource.uri).toContain(`description: ${resource.description}`)
     }
   })
 
   it("serves a name's URI from the skill whose id it is, as get_skill does, and says so on stderr", async () => {
-    const { skills } = (await request("skills/list", {})) as {
-      skills: Array<{ uri: string; frontmatter: object }>
-    }
+    const { skills } = await request(server, "skills/list", {}, SkillList)
     expect(skills.map((skill) => skill.uri).sort()).toEqual([
       "skill://prompt-xml/SKILL.md",
       "skill://template-skill/SKILL.md",
     ])
-    const { skill } = (await request("skills/get", { uri: "skill://template-skill/SKILL.md" })) as {
-      skill: { frontmatter: { description: string }; resources: Array<{ uri: string }> }
-    }
+    const { skill } = await request(
+      server,
+      "skills/get",
+      { uri: "skill://template-skill/SKILL.md" },
+      SkillGot,
+    )
     expect(skill.frontmatter.description).toBe("Template, second root.")
     expect(skill.resources.map((resource) => resource.uri)).toEqual(["skill://template-skill/SKILL.md"])
     expect(server.stderr()).toContain(path.join(first, "template", "SKILL.md"))
-    const loaded = await server.client.callTool({ name: "get_skill", arguments: { id: "template-skill" } })
+    const loaded = await callTool(server, "get_skill", { id: "template-skill" })
     expect(JSON.stringify(loaded.structuredContent)).toContain("Template, second root.")
     // A skill left off skills/list is refused there with the reason, in either spelling of its URI.
     for (const uri of ["skill://café/SKILL.md", "skill://caf%C3%A9/SKILL.md"]) {
-      const refused = await request("skills/get", { uri }).then(
-        () => undefined,
-        (error: { code: number; message: string }) => error,
-      )
-      expect(refused?.code).toBe(-32602)
-      expect(refused?.message).toContain("not served over the MCP Skills extension")
+      const refused = await rpcError(server, "skills/get", { uri })
+      expect(refused.code).toBe(-32602)
+      expect(refused.message).toContain("not served over the MCP Skills extension")
     }
   })
 
   it("reads a skill's folder by its id for older clients, wherever no other skill's URIs are", async () => {
-    expect(await textOf("skill://template")).toContain("Template, first root.")
-    expect(await textOf("skill://template/references/guide.md")).toBe("# Guide\n")
+    expect(await resourceText(server, "skill://template")).toContain("Template, first root.")
+    expect(await resourceText(server, "skill://template/references/guide.md")).toBe("# Guide\n")
     // skill://bar is the folder bar, as get_skill bar is; the skill named bar is at skill://foo.
-    expect(await textOf("skill://bar")).toContain("Bar's folder, with a human name.")
-    expect(await textOf("skill://foo")).toContain("Foo's folder, named bar.")
-    const manifest = JSON.parse(await textOf("skill://bar/_manifest")) as { skill: string }
+    expect(await resourceText(server, "skill://bar")).toContain("Bar's folder, with a human name.")
+    expect(await resourceText(server, "skill://foo")).toContain("Foo's folder, named bar.")
+    const manifest = decode(
+      Schema.parseJson(Schema.Struct({ skill: Schema.String })),
+      await resourceText(server, "skill://bar/_manifest"),
+    )
     expect(manifest.skill).toBe("bar")
   })
 
@@ -150,10 +151,8 @@ describe("URIs when names and folders disagree", () => {
   })
 
   it("keeps skill://prompt-xml the catalog for reads, and a folder for directory reads", async () => {
-    expect(await textOf("skill://prompt-xml")).toContain("<available_skills>")
-    const listing = (await request("resources/directory/read", { uri: "skill://prompt-xml" })) as {
-      resources: Array<{ uri: string }>
-    }
+    expect(await resourceText(server, "skill://prompt-xml")).toContain("<available_skills>")
+    const listing = await request(server, "resources/directory/read", { uri: "skill://prompt-xml" }, Listing)
     expect(listing.resources.map((resource) => resource.uri).sort()).toEqual([
       "skill://prompt-xml/SKILL.md",
       "skill://prompt-xml/notes.md",

@@ -6,15 +6,24 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LintReport } from "../../src/report/Lint.js"
-import { eventually, PROJECT, runRaw, startServer } from "../support/server.js"
+import {
+  callTool,
+  decode,
+  eventually,
+  PROJECT,
+  resourceText,
+  runRaw,
+  startServer,
+} from "../support/server.js"
 import { rawControls } from "../support/terminal.js"
 import type { Tree } from "../support/tree.js"
 import { skillMd, writeTree } from "../support/tree.js"
+
+/** skill://diagnostics' notices (each checked by the test that reads them). */
+const Notices = Schema.parseJson(Schema.Struct({ notices: Schema.Array(Schema.Unknown) }))
 
 const ESC = "\u001b"
 const BEL = "\u0007"
@@ -204,11 +213,7 @@ describe("a collection whose skills are all in dot-folders (the OpenAI skills la
       await eventually(() =>
         expect(server.stderr()).toContain(`"level":"WARN","message":"${skills}: ${HINT}"`),
       )
-      const result = await server.client.readResource({ uri: "skill://diagnostics" })
-      const content = result.contents[0]
-      const diagnostics = JSON.parse(content !== undefined && "text" in content ? content.text : "") as {
-        notices: unknown
-      }
+      const diagnostics = decode(Notices, await resourceText(server, "skill://diagnostics"))
       expect(diagnostics.notices).toEqual([
         {
           path: skills,
@@ -235,20 +240,12 @@ describe("a collection whose skills are all in dot-folders (the OpenAI skills la
   it("a server on an empty folder drops the notice once a skill appears there", async () => {
     const empty = await folder("fills-up", {})
     const server = await startServer([empty], { env: { HOME: path.join(base, "home") } })
-    const notices = async () => {
-      const result = await server.client.readResource({ uri: "skill://diagnostics" })
-      const content = result.contents[0]
-      return (
-        JSON.parse(content !== undefined && "text" in content ? content.text : "") as { notices: unknown }
-      ).notices
-    }
+    const notices = async () => decode(Notices, await resourceText(server, "skill://diagnostics")).notices
     try {
       expect(await notices()).toEqual([expect.objectContaining({ path: empty, kind: "empty-root" })])
       await writeTree(empty, { "pdf/SKILL.md": skillMd("pdf", "PDFs.") })
       await eventually(async () => {
-        const listed: CallToolResult = CallToolResultSchema.parse(
-          await server.client.callTool({ name: "list_skills", arguments: {} }),
-        )
+        const listed = await callTool(server, "list_skills")
         expect(listed.structuredContent).toMatchObject({ skills: [expect.objectContaining({ id: "pdf" })] })
       })
       expect(await notices()).toEqual([])
@@ -289,9 +286,7 @@ describe("the quick start's example folder", () => {
       env: { HOME: path.join(base, "home") },
     })
     try {
-      const listed: CallToolResult = CallToolResultSchema.parse(
-        await server.client.callTool({ name: "list_skills", arguments: {} }),
-      )
+      const listed = await callTool(server, "list_skills")
       expect(listed.isError).not.toBe(true)
       // Log lines have a level; the audit lines (one per call) have none.
       const logged = server

@@ -8,10 +8,10 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolResultSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { runRaw, startServer } from "../support/server.js"
+import { callTool, request, rpcError, runRaw, startServer, toolText } from "../support/server.js"
 import { skillMd, writeTree } from "../support/tree.js"
 
 let dir: string
@@ -52,23 +52,11 @@ afterAll(async () => {
   await fs.rm(dir, { recursive: true, force: true })
 })
 
-const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
-  CallToolResultSchema.parse(await server.client.callTool({ name, arguments: args }))
-
-const text = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
-
-const request = (method: string, params: Record<string, unknown>) =>
-  server.client.request({ method, params }, ResultSchema)
-
-const rpcError = async (method: string, params: Record<string, unknown>) => {
-  try {
-    await request(method, params)
-  } catch (error) {
-    return error as { code: number; message: string; data?: unknown }
-  }
-  throw new Error(`${method} ${JSON.stringify(params)} succeeded; an error was expected`)
-}
+/** A resource read whole (its contents as sent), and a folder listing's entries. */
+const ReadResult = Schema.Struct({ contents: Schema.Array(Schema.Unknown) })
+const Listing = Schema.Struct({
+  resources: Schema.Array(Schema.Struct({ name: Schema.String, mimeType: Schema.String })),
+})
 
 describe("frontmatter nested too deep", () => {
   it("is a yaml-invalid error in validate, naming the limit and the line", async () => {
@@ -81,19 +69,19 @@ describe("frontmatter nested too deep", () => {
   })
 
   it("leaves that skill out and serves the others", async () => {
-    const listed = await call("list_skills", {})
+    const listed = await callTool(server, "list_skills", {})
     const ids = (listed.structuredContent as { skills: Array<{ id: string }> }).skills.map(
       (skill) => skill.id,
     )
     expect(ids.sort()).toEqual(["notes", "pdf"])
-    expect(text(await call("get_skill", { id: "pdf" }))).toContain("# pdf")
+    expect(toolText(await callTool(server, "get_skill", { id: "pdf" }))).toContain("# pdf")
   })
 })
 
 describe("read_skill_file", () => {
   it("answers a 74 KB file with its text once; the structured result is its metadata", async () => {
-    const result = await call("read_skill_file", { id: "pdf", path: "references/guide.md" })
-    expect(text(result)).toBe(GUIDE)
+    const result = await callTool(server, "read_skill_file", { id: "pdf", path: "references/guide.md" })
+    expect(toolText(result)).toBe(GUIDE)
     expect(result.structuredContent).toEqual({
       id: "pdf",
       path: "references/guide.md",
@@ -114,7 +102,7 @@ describe("read_skill_file", () => {
     let joined = ""
     const ranges: Array<[number, number]> = []
     while (offset !== undefined) {
-      const result: CallToolResult = await call("read_skill_file", {
+      const result: CallToolResult = await callTool(server, "read_skill_file", {
         id: "pdf",
         path: "references/long.txt",
         offset,
@@ -130,8 +118,8 @@ describe("read_skill_file", () => {
         next === undefined
           ? ""
           : `\n[Lines ${offset}-${next - 1} of 5000 shown. To read on, call read_skill_file {"id":"pdf","path":"references/long.txt","offset":${next}}]`
-      expect(text(result).endsWith(note)).toBe(true)
-      joined += text(result).slice(0, text(result).length - note.length)
+      expect(toolText(result).endsWith(note)).toBe(true)
+      joined += toolText(result).slice(0, toolText(result).length - note.length)
       offset = next
     }
     expect(ranges).toEqual([
@@ -140,19 +128,26 @@ describe("read_skill_file", () => {
       [4_001, 5_000],
     ])
     expect(joined).toBe(LONG)
-    const past = await call("read_skill_file", { id: "pdf", path: "references/long.txt", offset: 5_001 })
+    const past = await callTool(server, "read_skill_file", {
+      id: "pdf",
+      path: "references/long.txt",
+      offset: 5_001,
+    })
     expect(past.isError).toBe(true)
-    expect(text(past)).toContain("line 5001 is past the end of 'references/long.txt', which has 5000 lines")
+    expect(toolText(past)).toContain(
+      "line 5001 is past the end of 'references/long.txt', which has 5000 lines",
+    )
   })
 })
 
 describe("MIME types", () => {
   it("labels a text file of unknown type text/plain, and binary bytes application/octet-stream", async () => {
-    const script = await call("read_skill_file", { id: "pdf", path: "scripts/fill" })
-    expect(text(script)).toBe(SCRIPT)
+    const script = await callTool(server, "read_skill_file", { id: "pdf", path: "scripts/fill" })
+    expect(toolText(script)).toBe(SCRIPT)
     expect(script.structuredContent).toMatchObject({ mimeType: "text/plain" })
 
-    const read = async (uri: string) => (await request("resources/read", { uri })).contents as Array<unknown>
+    const read = async (uri: string) =>
+      (await request(server, "resources/read", { uri }, ReadResult)).contents
     expect(await read("skill://pdf/scripts/fill")).toEqual([
       { uri: "skill://pdf/scripts/fill", mimeType: "text/plain", text: SCRIPT },
     ])
@@ -160,12 +155,13 @@ describe("MIME types", () => {
     expect(await read("skill://pdf/assets/blob.xyz")).toEqual([
       { uri: "skill://pdf/assets/blob.xyz", mimeType: "application/octet-stream", blob: "iQAB/wBC" },
     ])
-    const binary = await call("read_skill_file", { id: "pdf", path: "assets/blob.xyz" })
-    expect(text(binary)).toContain("is a binary file (application/octet-stream, 6 bytes)")
+    const binary = await callTool(server, "read_skill_file", { id: "pdf", path: "assets/blob.xyz" })
+    expect(toolText(binary)).toContain("is a binary file (application/octet-stream, 6 bytes)")
 
     // A folder listing goes by the extension alone (it does not read the files).
-    const listing = (await request("resources/directory/read", { uri: "skill://pdf/references" }))
-      .resources as Array<{ name: string; mimeType: string }>
+    const listing = (
+      await request(server, "resources/directory/read", { uri: "skill://pdf/references" }, Listing)
+    ).resources
     expect(listing.find((entry) => entry.name === "graph.dot")?.mimeType).toBe("text/vnd.graphviz")
   })
 })
@@ -180,18 +176,18 @@ describe("errors for a resource that is not served", () => {
     ["skills/get", "an unknown skill", "skill://nothing-here/SKILL.md"],
     ["skills/get", "a skill the extension does not serve", "skill://notes/SKILL.md"],
   ])("%s of %s is -32602 with data.uri", async (method, _label, uri) => {
-    const error = await rpcError(method, { uri })
+    const error = await rpcError(server, method, { uri })
     expect(error.code).toBe(-32602)
     expect(error.data).toEqual({ uri })
   })
 
   it("gives no data for a request that is wrong in another way, or a URI too long to repeat", async () => {
-    const folder = await rpcError("resources/read", { uri: "skill://pdf/references" })
+    const folder = await rpcError(server, "resources/read", { uri: "skill://pdf/references" })
     expect(folder.code).toBe(-32602)
     expect(folder.message).toContain("is a folder")
     expect(folder.data).toBeUndefined()
     // A refusal repeats at most 120 characters of a client's value.
-    const long = await rpcError("resources/read", { uri: `skill://pdf/${"a".repeat(200)}.md` })
+    const long = await rpcError(server, "resources/read", { uri: `skill://pdf/${"a".repeat(200)}.md` })
     expect(long.code).toBe(-32602)
     expect(long.data).toBeUndefined()
   })

@@ -5,12 +5,20 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { ResultSchema } from "@modelcontextprotocol/sdk/types.js"
-import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { CANARY, copyFixtures, eventually, startServer } from "../support/server.js"
+import {
+  CANARY,
+  copyFixtures,
+  decode,
+  eventually,
+  listAllSkills,
+  request,
+  resourceText,
+  rpcError,
+  startServer,
+} from "../support/server.js"
 
 const EXTENSION = "io.modelcontextprotocol/skills"
 const PAGE = 3
@@ -26,7 +34,6 @@ const SkillEntry = Schema.Struct({
   ),
   resources: Schema.Array(Schema.Struct({ uri: Schema.String, digest: Digest, size: Schema.NonNegativeInt })),
 })
-type SkillEntry = typeof SkillEntry.Type
 const ListResult = Schema.Struct({
   resultType: Schema.Literal("complete"),
   skills: Schema.Array(SkillEntry),
@@ -53,42 +60,13 @@ const DirectoryResult = Schema.Struct({
   nextCursor: Schema.optional(Schema.String),
 })
 
+/** What skill://diagnostics says of the skills left off skills/list. */
+const Unpublished = Schema.Struct({
+  unpublished: Schema.Array(Schema.Struct({ id: Schema.String, reason: Schema.String })),
+})
+
 let dir: string
 let server: RunningServer
-
-const request = async <A, I>(
-  method: string,
-  params: Record<string, unknown>,
-  schema: Schema.Schema<A, I>,
-) => {
-  const raw = await server.client.request({ method, params }, ResultSchema)
-  const decoded = Schema.decodeUnknownEither(schema)(raw)
-  if (Either.isLeft(decoded)) throw new Error(`${method} result is malformed: ${decoded.left.message}`)
-  return decoded.right
-}
-
-const rpcError = async (method: string, params: Record<string, unknown>) => {
-  try {
-    await server.client.request({ method, params }, ResultSchema)
-  } catch (error) {
-    return error as { code: number; message: string }
-  }
-  throw new Error(`${method} ${JSON.stringify(params)} succeeded; an error was expected`)
-}
-
-const listAllSkills = async () => {
-  const entries: Array<SkillEntry> = []
-  let cursor: string | undefined
-  let pages = 0
-  do {
-    const page = await request("skills/list", cursor === undefined ? {} : { cursor }, ListResult)
-    expect(page.skills.length).toBeLessThanOrEqual(PAGE)
-    entries.push(...page.skills)
-    cursor = page.nextCursor
-    pages++
-  } while (cursor !== undefined)
-  return { entries, pages }
-}
 
 /** Every file under a folder, `/`-separated, following links that stay inside it. */
 const filesUnder = async (root: string): Promise<Array<string>> => {
@@ -169,8 +147,9 @@ describe("MCP Skills extension", () => {
   })
 
   it("lists every publishable skill across pages, each entry well-formed and complete", async () => {
-    const { entries, pages } = await listAllSkills()
-    expect(pages).toBeGreaterThan(1)
+    const { entries, pages } = await listAllSkills(server, ListResult)
+    expect(pages.length).toBeGreaterThan(1)
+    for (const page of pages) expect(page.skills.length).toBeLessThanOrEqual(PAGE)
     expect(entries.map((entry) => entry.uri)).toEqual([
       "skill://api-design/SKILL.md",
       "skill://brand-guidelines/SKILL.md",
@@ -201,7 +180,12 @@ describe("MCP Skills extension", () => {
   })
 
   it("passes the frontmatter through verbatim, every field the author wrote", async () => {
-    const { skill } = await request("skills/get", { uri: "skill://pdf-processing/SKILL.md" }, GetResult)
+    const { skill } = await request(
+      server,
+      "skills/get",
+      { uri: "skill://pdf-processing/SKILL.md" },
+      GetResult,
+    )
     expect(skill.frontmatter).toEqual({
       name: "pdf-processing",
       description:
@@ -214,7 +198,12 @@ describe("MCP Skills extension", () => {
   })
 
   it("never lists a file behind a link that leaves the skill", async () => {
-    const { skill } = await request("skills/get", { uri: "skill://symlink-escape/SKILL.md" }, GetResult)
+    const { skill } = await request(
+      server,
+      "skills/get",
+      { uri: "skill://symlink-escape/SKILL.md" },
+      GetResult,
+    )
     const uris = skill.resources.map((resource) => resource.uri)
     expect(uris).toContain("skill://symlink-escape/references/also-inside.md")
     expect(uris.some((uri) => uri.includes("leak") || uri.includes("outside-dir"))).toBe(false)
@@ -241,18 +230,15 @@ describe("MCP Skills extension", () => {
     ],
     ["missing params", {}, "'uri'"],
   ])("answers skills/get for %s with -32602", async (_label, params, message) => {
-    const error = await rpcError("skills/get", params)
+    const error = await rpcError(server, "skills/get", params)
     expect(error.code).toBe(-32602)
     expect(error.message).toContain(message)
   })
 
   it("names the skills left out for their content in skill://diagnostics, once listed", async () => {
-    await listAllSkills()
-    const { contents } = await server.client.readResource({ uri: "skill://diagnostics" })
-    const content = contents[0]
-    const document = JSON.parse(content !== undefined && "text" in content ? content.text : "{}") as {
-      unpublished: Array<{ id: string; reason: string }>
-    }
+    const { pages } = await listAllSkills(server, ListResult)
+    for (const page of pages) expect(page.skills.length).toBeLessThanOrEqual(PAGE)
+    const document = decode(Schema.parseJson(Unpublished), await resourceText(server, "skill://diagnostics"))
     expect(document.unpublished).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ id: "many-files", reason: "it has more than 512 files" }),
@@ -265,7 +251,12 @@ describe("MCP Skills extension", () => {
   })
 
   it("reads directories: direct children, folders as inode/directory, paged", async () => {
-    const root = await request("resources/directory/read", { uri: "skill://pdf-processing" }, DirectoryResult)
+    const root = await request(
+      server,
+      "resources/directory/read",
+      { uri: "skill://pdf-processing" },
+      DirectoryResult,
+    )
     expect(root.resources).toEqual([
       { uri: "skill://pdf-processing/SKILL.md", name: "SKILL.md", mimeType: "text/markdown", size: 817 },
       { uri: "skill://pdf-processing/assets", name: "assets", mimeType: "inode/directory" },
@@ -273,6 +264,7 @@ describe("MCP Skills extension", () => {
     ])
     expect(root.nextCursor).toBeDefined()
     const rest = await request(
+      server,
       "resources/directory/read",
       { uri: "skill://pdf-processing", cursor: root.nextCursor },
       DirectoryResult,
@@ -280,6 +272,7 @@ describe("MCP Skills extension", () => {
     expect(rest.resources.map((resource) => resource.name)).toEqual(["scripts"])
     expect(rest.nextCursor).toBeUndefined()
     const nested = await request(
+      server,
       "resources/directory/read",
       { uri: "skill://data/csv-analysis/scripts" },
       DirectoryResult,
@@ -294,12 +287,14 @@ describe("MCP Skills extension", () => {
     ])
     // A folder's URI may end with a slash.
     const slashed = await request(
+      server,
       "resources/directory/read",
       { uri: "skill://data/csv-analysis/scripts/" },
       DirectoryResult,
     )
     expect(slashed.resources).toEqual(nested.resources)
     const linked = await request(
+      server,
       "resources/directory/read",
       { uri: "skill://symlink-escape" },
       DirectoryResult,
@@ -313,7 +308,7 @@ describe("MCP Skills extension", () => {
     ["an unknown skill", "skill://nope", "No resource is served"],
     ["a link out of the skill", "skill://symlink-escape/outside-dir", "outside the skill"],
   ])("answers resources/directory/read for %s with -32602", async (_label, uri, message) => {
-    const error = await rpcError("resources/directory/read", { uri })
+    const error = await rpcError(server, "resources/directory/read", { uri })
     expect(error.code).toBe(-32602)
     expect(error.message).toContain(message)
   })
@@ -368,9 +363,7 @@ describe("resources", () => {
       mimeType: "text/markdown",
       text: expect.stringContaining("Release Notes Writer"),
     })
-    const manifest = await server.client.readResource({ uri: "skill://pdf-processing/_manifest" })
-    const text = manifest.contents[0] && "text" in manifest.contents[0] ? manifest.contents[0].text : ""
-    const parsed: unknown = JSON.parse(text)
+    const parsed: unknown = JSON.parse(await resourceText(server, "skill://pdf-processing/_manifest"))
     expect(parsed).toMatchObject({
       skill: "pdf-processing",
       files: expect.arrayContaining([
@@ -380,8 +373,7 @@ describe("resources", () => {
   })
 
   it("serves the catalog as <available_skills> XML with each skill's URI", async () => {
-    const xml = await server.client.readResource({ uri: "skill://prompt-xml" })
-    const text = xml.contents[0] && "text" in xml.contents[0] ? xml.contents[0].text : ""
+    const text = await resourceText(server, "skill://prompt-xml")
     expect(text).toMatch(/^<available_skills>\n/)
     expect(text).toContain("<uri>skill://pdf-processing/SKILL.md</uri>")
     expect(text).toContain("<uri>skill://release-notes</uri>")
@@ -398,7 +390,7 @@ describe("resources", () => {
     ["a missing file", "skill://pdf-processing/references/nope.md"],
     ["a folder", "skill://pdf-processing/references"],
   ])("answers resources/read of %s with -32602 and nothing from outside", async (_label, uri) => {
-    const error = await rpcError("resources/read", { uri })
+    const error = await rpcError(server, "resources/read", { uri })
     expect(error.code).toBe(-32602)
     expect(error.message).not.toContain(CANARY)
   })
@@ -462,7 +454,7 @@ describe("prompts", () => {
       argument: { name: "a", value: "" },
     })
     expect(none.completion.values).toEqual([])
-    const error = await rpcError("prompts/get", { name: "skill" })
+    const error = await rpcError(server, "prompts/get", { name: "skill" })
     expect(error.code).toBe(-32602)
     expect(error.message).toContain("needs the skill's id or name")
   })
@@ -479,7 +471,9 @@ describe("live updates", () => {
       ),
     )
     await server.client.unsubscribeResource({ uri })
-    const error = await rpcError("resources/subscribe", { uri: "skill://symlink-escape/references/leak.md" })
+    const error = await rpcError(server, "resources/subscribe", {
+      uri: "skill://symlink-escape/references/leak.md",
+    })
     expect(error.code).toBe(-32602)
   })
 
@@ -501,7 +495,7 @@ describe("live updates", () => {
         ]),
       )
     })
-    const { skill } = await request("skills/get", { uri: "skill://added-live/SKILL.md" }, GetResult)
+    const { skill } = await request(server, "skills/get", { uri: "skill://added-live/SKILL.md" }, GetResult)
     expect(skill.frontmatter.description).toBe("Added while serving.")
   })
 
@@ -514,9 +508,7 @@ describe("live updates", () => {
       env: { HOME: path.join(dir, "home") },
     })
     try {
-      const error = await quiet.client
-        .request({ method: "logging/setLevel", params: { level: "loud" } }, ResultSchema)
-        .catch((failure: { code: number }) => failure)
+      const error = await rpcError(quiet, "logging/setLevel", { level: "loud" })
       expect(error).toMatchObject({ code: -32602 })
       await quiet.client.setLoggingLevel("error")
       await fs.mkdir(path.join(root, "broken-quiet"))
@@ -545,7 +537,7 @@ describe("catalog placement and tool listing", () => {
     startServer([path.join(dir, "valid"), ...options], { env: { HOME: path.join(dir, "home") } })
   /** The `tools/list` answer as sent (JSON). */
   const toolsListed = async (running: RunningServer) =>
-    JSON.stringify(await running.client.request({ method: "tools/list", params: {} }, ResultSchema))
+    JSON.stringify(await request(running, "tools/list", {}, Schema.Unknown))
 
   it("puts the catalog in the instructions by default, within the budget", () => {
     const instructions = server.client.getInstructions() ?? ""

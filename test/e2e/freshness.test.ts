@@ -5,19 +5,16 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { eventually, startServer } from "../support/server.js"
+import { callTool, eventually, startServer } from "../support/server.js"
+import { skillMd } from "../support/tree.js"
 
 const KINDS = [
   "notifications/tools/list_changed",
   "notifications/prompts/list_changed",
   "notifications/resources/list_changed",
 ]
-
-const skillMd = (name: string, description: string) =>
-  `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`
 
 const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => {
@@ -38,11 +35,8 @@ const setUp = async (flags: ReadonlyArray<string>) => {
   return { root, server }
 }
 
-const call = async (server: RunningServer, name: string, args: Record<string, unknown>) =>
-  (await server.client.callTool({ name, arguments: args })) as CallToolResult
-
 const descriptionOf = async (server: RunningServer, id: string) =>
-  ((await call(server, "get_skill", { id })).structuredContent as { description: string }).description
+  ((await callTool(server, "get_skill", { id })).structuredContent as { description: string }).description
 
 const counts = (server: RunningServer, from: number) => {
   const methods = server.notifications.slice(from).map((notification) => notification.method)
@@ -63,7 +57,7 @@ describe("freshness", () => {
     await fs.writeFile(path.join(root, "added", "SKILL.md"), skillMd("added", "Added later."))
     await eventually(() => expect(counts(server, before)).toEqual([2, 2, 2]))
     expect(await descriptionOf(server, "added")).toBe("Added later.")
-    const found = await call(server, "list_skills", { query: "edited" })
+    const found = await callTool(server, "list_skills", { query: "edited" })
     expect((found.structuredContent as { skills: Array<{ id: string }> }).skills.map((s) => s.id)).toEqual([
       "skill-7",
     ])
@@ -76,7 +70,7 @@ describe("freshness", () => {
     expect(await descriptionOf(server, "skill-3")).toBe("Edited, no watcher.")
     await fs.mkdir(path.join(root, "new-one"))
     await fs.writeFile(path.join(root, "new-one", "SKILL.md"), skillMd("new-one", "Brand new."))
-    const found = await call(server, "list_skills", { query: "brand new" })
+    const found = await callTool(server, "list_skills", { query: "brand new" })
     expect((found.structuredContent as { skills: Array<{ id: string }> }).skills.map((s) => s.id)).toEqual([
       "new-one",
     ])

@@ -6,32 +6,25 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolResultSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { CANARY, copyFixtures, startServer } from "../support/server.js"
+import {
+  CANARY,
+  callTool,
+  copyFixtures,
+  request,
+  rpcError,
+  startServer,
+  toolText,
+} from "../support/server.js"
 
 let dir: string
 let server: RunningServer
 
-const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
-  CallToolResultSchema.parse(await server.client.callTool({ name, arguments: args }))
-
-const text = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
-
-const rpcError = async (method: string, params: Record<string, unknown>) => {
-  try {
-    await server.client.request({ method, params }, ResultSchema)
-  } catch (error) {
-    return error as { code: number; message: string }
-  }
-  throw new Error(`${method} ${JSON.stringify(params)} succeeded; an error was expected`)
-}
-
-const request = (method: string, params: Record<string, unknown>) =>
-  server.client.request({ method, params }, ResultSchema)
+/** A folder listing's entry names, and a completion's values. */
+const Listing = Schema.Struct({ resources: Schema.Array(Schema.Struct({ name: Schema.String })) })
+const Completion = Schema.Struct({ completion: Schema.Struct({ values: Schema.Array(Schema.String) }) })
 
 beforeAll(async () => {
   dir = await copyFixtures()
@@ -61,9 +54,9 @@ describe("containment: read_skill_file", () => {
     ["`..` after a link that stays inside", "loops", "references/self/../../prefix-sibling/notes.md"],
     ["a dot-dot segment alone", "prefix", ".."],
   ])("refuses %s", async (_case, id, requested) => {
-    const result = await call("read_skill_file", { id, path: requested })
+    const result = await callTool(server, "read_skill_file", { id, path: requested })
     expect(result.isError).toBe(true)
-    expect(text(result)).toContain(OUTSIDE)
+    expect(toolText(result)).toContain(OUTSIDE)
   })
 
   it.each([
@@ -72,21 +65,30 @@ describe("containment: read_skill_file", () => {
     ["an overlong name", `${"a".repeat(300)}.md`, "255"],
     ["an overlong path", "a/".repeat(3000), "longer than 4096 characters"],
   ])("refuses %s as an invalid argument", async (_case, requested, reason) => {
-    const result = await call("read_skill_file", { id: "prefix", path: requested })
+    const result = await callTool(server, "read_skill_file", { id: "prefix", path: requested })
     expect(result.isError).toBe(true)
-    expect(text(result)).toContain(reason)
+    expect(toolText(result)).toContain(reason)
   })
 
   it("gives the same refusal whether or not the outside file exists", async () => {
-    const existing = await call("read_skill_file", { id: "prefix", path: "../prefix-sibling/notes.md" })
-    const missing = await call("read_skill_file", { id: "prefix", path: "../prefix-sibling/no-such-file.md" })
-    expect(text(missing)).toBe(text(existing))
+    const existing = await callTool(server, "read_skill_file", {
+      id: "prefix",
+      path: "../prefix-sibling/notes.md",
+    })
+    const missing = await callTool(server, "read_skill_file", {
+      id: "prefix",
+      path: "../prefix-sibling/no-such-file.md",
+    })
+    expect(toolText(missing)).toBe(toolText(existing))
   })
 
   it("serves a link that stays inside its skill, and lists a looping folder without what leaves", async () => {
-    const inside = await call("read_skill_file", { id: "loops", path: "references/self/references/guide.md" })
-    expect(text(inside)).toBe("# Guide inside the loop skill\n")
-    const listing = await call("read_skill_file", { id: "loops", path: "" })
+    const inside = await callTool(server, "read_skill_file", {
+      id: "loops",
+      path: "references/self/references/guide.md",
+    })
+    expect(toolText(inside)).toBe("# Guide inside the loop skill\n")
+    const listing = await callTool(server, "read_skill_file", { id: "loops", path: "" })
     const entries = (listing.structuredContent as { entries: Array<{ path: string }> }).entries.map(
       (entry) => entry.path,
     )
@@ -95,10 +97,10 @@ describe("containment: read_skill_file", () => {
   })
 
   it("does not serve a skill folder that is a link out of its root", async () => {
-    const result = await call("get_skill", { id: "escaped" })
+    const result = await callTool(server, "get_skill", { id: "escaped" })
     expect(result.isError).toBe(true)
-    const all = await call("list_skills", { limit: 100 })
-    expect(text(all)).not.toContain("escaped")
+    const all = await callTool(server, "list_skills", { limit: 100 })
+    expect(toolText(all)).not.toContain("escaped")
   })
 })
 
@@ -117,23 +119,38 @@ describe("containment: protocol surfaces", () => {
     ["a linked skill folder out of the root", "skill://escaped/SKILL.md"],
     ["a URI over the length limit", `skill://prefix/${"a/".repeat(5000)}`],
   ])("resources/read refuses %s with -32602", async (_case, uri) => {
-    const error = await rpcError("resources/read", { uri })
+    const error = await rpcError(server, "resources/read", { uri })
     expect(error.code).toBe(-32602)
   })
 
   it("skills/get refuses a skill reached through a link out of the root", async () => {
-    expect((await rpcError("skills/get", { uri: "skill://escaped/SKILL.md" })).code).toBe(-32602)
+    expect((await rpcError(server, "skills/get", { uri: "skill://escaped/SKILL.md" })).code).toBe(-32602)
   })
 
   it("directory reads and manifests never show what leaves the skill", async () => {
-    const loops = await request("resources/directory/read", { uri: "skill://loops/references" })
-    const names = (loops.resources as Array<{ name: string }>).map((entry) => entry.name)
+    const loops = await request(
+      server,
+      "resources/directory/read",
+      { uri: "skill://loops/references" },
+      Listing,
+    )
+    const names = loops.resources.map((entry) => entry.name)
     expect(names).toContain("guide.md")
     expect(names).not.toContain("up")
     expect(names).not.toContain("secret.txt")
-    const prefix = await request("resources/directory/read", { uri: "skill://prefix/references" })
-    expect((prefix.resources as Array<{ name: string }>).map((entry) => entry.name)).toEqual(["guide.md"])
-    const manifest = await request("resources/read", { uri: "skill://loops/_manifest" })
+    const prefix = await request(
+      server,
+      "resources/directory/read",
+      { uri: "skill://prefix/references" },
+      Listing,
+    )
+    expect(prefix.resources.map((entry) => entry.name)).toEqual(["guide.md"])
+    const manifest = await request(
+      server,
+      "resources/read",
+      { uri: "skill://loops/_manifest" },
+      Schema.Unknown,
+    )
     const body = JSON.stringify(manifest)
     expect(body).toContain("references/guide.md")
     expect(body).not.toContain("secret.txt")
@@ -144,12 +161,17 @@ describe("containment: protocol surfaces", () => {
     const { resourceTemplates } = await server.client.listResourceTemplates()
     const template = resourceTemplates[0]?.uriTemplate ?? ""
     expect(template).toBe("skill://{+skill}/{+path}")
-    const result = await request("completion/complete", {
-      ref: { type: "ref/resource", uri: template },
-      argument: { name: "path", value: "references/" },
-      context: { arguments: { skill: "loops" } },
-    })
-    const values = (result.completion as { values: Array<string> }).values
+    const result = await request(
+      server,
+      "completion/complete",
+      {
+        ref: { type: "ref/resource", uri: template },
+        argument: { name: "path", value: "references/" },
+        context: { arguments: { skill: "loops" } },
+      },
+      Completion,
+    )
+    const values = result.completion.values
     // The skill's own files are offered (so the answer is not just empty) and nothing else.
     expect(values).toContain("references/guide.md")
     expect(values.some((value) => value.includes("secret") || value.includes("/up"))).toBe(false)
@@ -159,13 +181,13 @@ describe("containment: protocol surfaces", () => {
 describe("hostile skill trees", () => {
   it.each([
     ["an alias bomb", "alias-bomb", /alias/i],
-    ["nesting 20,000 levels deep", "deep-nesting", /./],
+    ["nesting 20,000 levels deep", "deep-nesting", /nested more than 64 levels deep/],
     ["a !!binary tag", "binary-tag", /tag/i],
     ["duplicate keys", "duplicate-keys", /unique|duplicate/i],
     ["an empty SKILL.md", "empty-skill", /frontmatter/i],
     ["a binary SKILL.md", "binary-skill", /frontmatter/i],
   ])("skips a skill with %s, with the reason on stderr, and serves the rest", async (_case, id, reason) => {
-    const result = await call("get_skill", { id })
+    const result = await callTool(server, "get_skill", { id })
     expect(result.isError).toBe(true)
     const logged = server
       .stderr()
@@ -173,28 +195,36 @@ describe("hostile skill trees", () => {
       .find((line) => line.includes(`Skipped skill '${id}'`))
     expect(logged).toBeDefined()
     expect(logged).toMatch(reason)
-    expect((await call("get_skill", { id: "pdf-processing" })).isError).toBeUndefined()
+    expect((await callTool(server, "get_skill", { id: "pdf-processing" })).isError).toBeUndefined()
   })
 
   it("serves a SKILL.md holding bytes that are not UTF-8, replacing them", async () => {
-    const result = await call("get_skill", { id: "invalid-utf8" })
+    const result = await callTool(server, "get_skill", { id: "invalid-utf8" })
     expect(result.isError).toBeUndefined()
-    expect(text(result)).toContain("\uFFFD")
+    expect(toolText(result)).toContain("\uFFFD")
   })
 
   it("serves Unicode and spaces in folder and file names", async () => {
-    const naive = await call("read_skill_file", { id: "unicode", path: "references/naïve guide.md" })
-    expect(text(naive)).toContain("🧪 works.")
-    const strasse = await request("resources/read", { uri: "skill://unicode/references/Stra%C3%9Fe.md" })
+    const naive = await callTool(server, "read_skill_file", {
+      id: "unicode",
+      path: "references/naïve guide.md",
+    })
+    expect(toolText(naive)).toContain("🧪 works.")
+    const strasse = await request(
+      server,
+      "resources/read",
+      { uri: "skill://unicode/references/Stra%C3%9Fe.md" },
+      Schema.Unknown,
+    )
     expect(JSON.stringify(strasse)).toContain("# Straße")
-    const spaced = await call("get_skill", { id: "spaced folder" })
-    expect(text(spaced)).toContain("# Spaced")
+    const spaced = await callTool(server, "get_skill", { id: "spaced folder" })
+    expect(toolText(spaced)).toContain("# Spaced")
   })
 })
 
 describe("the whole session", () => {
   it("never sent the canary, kept stdout JSON-RPC, and still answers", async () => {
-    expect((await call("get_skill", { id: "prefix" })).isError).toBeUndefined()
+    expect((await callTool(server, "get_skill", { id: "prefix" })).isError).toBeUndefined()
     expect(server.received.length).toBeGreaterThan(50)
     for (const message of server.received) expect(message).not.toContain(CANARY)
     expect(server.protocolErrors).toEqual([])

@@ -7,18 +7,21 @@
 import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { CallToolResultSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MAX_IN_FLIGHT } from "../../src/mcp/Transport.js"
 import {
   BIN,
+  callTool,
   copyFixtures,
   eventually,
   initializeLine,
   jsonRpcLines,
+  request,
   runRaw,
   startServer,
+  toolText,
 } from "../support/server.js"
 
 let fixtures: string
@@ -92,10 +95,6 @@ describe("malformed JSON-RPC", () => {
       tool(8, "get_skill", { id: "pdf-processing" }),
     ])
     const result = (id: number) => CallToolResultSchema.parse(byId.get(id)?.result)
-    const textOf = (id: number) =>
-      result(id)
-        .content.map((part) => (part.type === "text" ? part.text : ""))
-        .join("")
     for (const [id, argument] of [
       [1, "'id'"],
       [2, "'id'"],
@@ -106,7 +105,7 @@ describe("malformed JSON-RPC", () => {
       [7, "no tool 'no_such_tool'"],
     ] as const) {
       expect(result(id).isError).toBe(true)
-      expect(textOf(id)).toContain(argument)
+      expect(toolText(result(id))).toContain(argument)
     }
     expect(result(8).isError).toBeUndefined()
   })
@@ -336,20 +335,15 @@ describe("lifecycle", () => {
 })
 
 describe("allow and deny lists", () => {
-  const call = async (server: Awaited<ReturnType<typeof startServer>>, name: string, args: object) =>
-    CallToolResultSchema.parse(await server.client.callTool({ name, arguments: { ...args } }))
-  const textOf = (result: CallToolResult) =>
-    result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
-
   it("makes denied skills invisible on every surface", async () => {
     const server = await startServer([valid, "--deny", "pdf-*", "--refresh-ms", "0"], { env })
     try {
       const everything = [
         server.client.getInstructions() ?? "",
         JSON.stringify(await server.client.listTools()),
-        textOf(await call(server, "list_skills", { limit: 100 })),
-        textOf(await call(server, "list_skills", { query: "pdf" })),
-        JSON.stringify(await server.client.request({ method: "skills/list", params: {} }, ResultSchema)),
+        toolText(await callTool(server, "list_skills", { limit: 100 })),
+        toolText(await callTool(server, "list_skills", { query: "pdf" })),
+        JSON.stringify(await request(server, "skills/list", {}, Schema.Unknown)),
         JSON.stringify(await server.client.listResources()),
         JSON.stringify(await server.client.listPrompts()),
         JSON.stringify(
@@ -361,12 +355,12 @@ describe("allow and deny lists", () => {
         JSON.stringify(await server.client.readResource({ uri: "skill://prompt-xml" })),
       ].join("\n")
       expect(everything).not.toContain("pdf-processing")
-      const denied = await call(server, "get_skill", { id: "pdf-processing" })
+      const denied = await callTool(server, "get_skill", { id: "pdf-processing" })
       expect(denied.isError).toBe(true)
-      expect(textOf(denied)).not.toContain("Closest ids: 'pdf-processing'")
+      expect(toolText(denied)).not.toContain("Closest ids: 'pdf-processing'")
       await expect(server.client.readResource({ uri: "skill://pdf-processing/SKILL.md" })).rejects.toThrow()
       await expect(server.client.getPrompt({ name: "pdf-processing" })).rejects.toThrow()
-      expect((await call(server, "get_skill", { id: "git-commit-messages" })).isError).toBeUndefined()
+      expect((await callTool(server, "get_skill", { id: "git-commit-messages" })).isError).toBeUndefined()
     } finally {
       await server.close()
     }
@@ -377,7 +371,7 @@ describe("allow and deny lists", () => {
       env: { ...env, SKILLS_MCP_ALLOW: "pdf-*,git-*" },
     })
     try {
-      const listed = (await call(server, "list_skills", { limit: 100 })).structuredContent as {
+      const listed = (await callTool(server, "list_skills", { limit: 100 })).structuredContent as {
         skills: Array<{ id: string }>
       }
       expect(listed.skills.map((skill) => skill.id)).toEqual(["pdf-processing"])

@@ -7,11 +7,20 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolResultSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { eventually, initializeLine, jsonRpcLines, runRaw, startServer } from "../support/server.js"
+import {
+  callTool,
+  eventually,
+  initializeLine,
+  jsonRpcLines,
+  request,
+  rpcError,
+  runRaw,
+  startServer,
+  toolText,
+} from "../support/server.js"
 
 const ENTRIES = 10_000
 
@@ -38,20 +47,11 @@ const crowd = async (dir: string, count: number) => {
   }
 }
 
-const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
-  CallToolResultSchema.parse(await server.client.callTool({ name, arguments: args }))
-
-const text = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
-
-const rpcError = async (method: string, params: Record<string, unknown>) => {
-  try {
-    await server.client.request({ method, params }, ResultSchema)
-  } catch (error) {
-    return error as { code: number; message: string }
-  }
-  throw new Error(`${method} succeeded; an error was expected`)
-}
+/** One page of a folder's listing. */
+const DirectoryPage = Schema.Struct({
+  resources: Schema.Array(Schema.Unknown),
+  nextCursor: Schema.optional(Schema.String),
+})
 
 beforeAll(async () => {
   root = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-trees-")))
@@ -93,99 +93,106 @@ afterAll(async () => {
 
 describe("large and deep trees", () => {
   it("serves a skill holding 10,000 files: listings are capped and say so, directory reads page", async () => {
-    const listing = await call("read_skill_file", { id: "crowded", path: "assets" })
+    const listing = await callTool(server, "read_skill_file", { id: "crowded", path: "assets" })
     expect(listing.isError).toBeUndefined()
     const structured = listing.structuredContent as { entries: Array<unknown>; truncated?: boolean }
     expect(structured.entries.length).toBeLessThanOrEqual(2_000)
-    expect(text(listing)).toContain("listing stopped after 2000 entries")
-    const page = await server.client.request(
-      { method: "resources/directory/read", params: { uri: "skill://crowded/assets" } },
-      ResultSchema,
+    expect(toolText(listing)).toContain("listing stopped after 2000 entries")
+    const page = await request(
+      server,
+      "resources/directory/read",
+      { uri: "skill://crowded/assets" },
+      DirectoryPage,
     )
-    expect((page.resources as Array<unknown>).length).toBeLessThanOrEqual(200)
+    expect(page.resources.length).toBeLessThanOrEqual(200)
     expect(page.nextCursor).toBeTypeOf("string")
   })
 
   it("leaves a skill over 512 files out of skills/list, with the reason logged", async () => {
-    expect((await rpcError("skills/get", { uri: "skill://crowded/SKILL.md" })).code).toBe(-32602)
-    const listed = await server.client.request({ method: "skills/list", params: {} }, ResultSchema)
+    expect((await rpcError(server, "skills/get", { uri: "skill://crowded/SKILL.md" })).code).toBe(-32602)
+    const listed = await request(server, "skills/list", {}, Schema.Unknown)
     expect(JSON.stringify(listed)).not.toContain("skill://crowded/")
     await eventually(() => expect(server.stderr()).toMatch(/crowded.*512 files/))
-    expect((await rpcError("skills/get", { uri: "skill://nested/SKILL.md" })).message).toContain(
+    expect((await rpcError(server, "skills/get", { uri: "skill://nested/SKILL.md" })).message).toContain(
       "deeper than 16",
     )
   })
 
   it("does not find a skill deeper than the depth limit, and bounds listings of deep folders", async () => {
-    expect((await call("get_skill", { id: "too-deep" })).isError).toBe(true)
-    const listing = await call("read_skill_file", { id: "nested", path: "" })
+    expect((await callTool(server, "get_skill", { id: "too-deep" })).isError).toBe(true)
+    const listing = await callTool(server, "read_skill_file", { id: "nested", path: "" })
     expect(listing.isError).toBeUndefined()
     const paths = (listing.structuredContent as { entries: Array<{ path: string }> }).entries.map(
       (e) => e.path,
     )
     expect(Math.max(...paths.map((p) => p.split("/").length))).toBeLessThanOrEqual(16)
-    const bottom = await call("read_skill_file", { id: "nested", path: `${"d/".repeat(200)}bottom.md` })
-    expect(text(bottom)).toBe("# bottom\n")
+    const bottom = await callTool(server, "read_skill_file", {
+      id: "nested",
+      path: `${"d/".repeat(200)}bottom.md`,
+    })
+    expect(toolText(bottom)).toBe("# bottom\n")
   })
 
   it("refuses an 8 GiB file by its size, without reading it, and keeps serving the skill", async () => {
-    const huge = await call("read_skill_file", { id: "sparse", path: "references/huge.bin" })
+    const huge = await callTool(server, "read_skill_file", { id: "sparse", path: "references/huge.bin" })
     expect(huge.isError).toBe(true)
-    expect(text(huge)).toContain("limit")
-    expect((await rpcError("resources/read", { uri: "skill://sparse/references/huge.bin" })).code).toBe(
-      -32602,
-    )
-    expect(text(await call("read_skill_file", { id: "sparse", path: "references/ok.md" }))).toBe(
-      "# still readable\n",
-    )
+    expect(toolText(huge)).toContain("limit")
+    expect(
+      (await rpcError(server, "resources/read", { uri: "skill://sparse/references/huge.bin" })).code,
+    ).toBe(-32602)
+    expect(
+      toolText(await callTool(server, "read_skill_file", { id: "sparse", path: "references/ok.md" })),
+    ).toBe("# still readable\n")
   })
 
   it("skips a skill whose frontmatter is 1 MB, with the reason", async () => {
-    expect((await call("get_skill", { id: "huge-frontmatter" })).isError).toBe(true)
+    expect((await callTool(server, "get_skill", { id: "huge-frontmatter" })).isError).toBe(true)
     expect(server.stderr()).toMatch(/Skipped skill 'huge-frontmatter'/)
   })
 })
 
 describe("files that change under the server", () => {
   it("answers a file deleted after it was listed as not found, and a rewritten one with its new content", async () => {
-    const listing = await call("read_skill_file", { id: "churn", path: "references" })
-    expect(text(listing)).toContain("going.md")
+    const listing = await callTool(server, "read_skill_file", { id: "churn", path: "references" })
+    expect(toolText(listing)).toContain("going.md")
     await fs.rm(path.join(root, "skills", "churn", "references", "going.md"))
-    const gone = await call("read_skill_file", { id: "churn", path: "references/going.md" })
+    const gone = await callTool(server, "read_skill_file", { id: "churn", path: "references/going.md" })
     expect(gone.isError).toBe(true)
-    expect(text(gone)).toMatch(/not found|no file/i)
+    expect(toolText(gone)).toMatch(/not found|no file/i)
     await fs.writeFile(path.join(root, "skills", "churn", "references", "changing.md"), "# after\n")
-    expect(text(await call("read_skill_file", { id: "churn", path: "references/changing.md" }))).toBe(
-      "# after\n",
-    )
+    expect(
+      toolText(await callTool(server, "read_skill_file", { id: "churn", path: "references/changing.md" })),
+    ).toBe("# after\n")
   })
 
   it("never waits on a named pipe (FIFO), as a file or as a SKILL.md", async () => {
     // More reads than libuv has threads: a blocking open would stall every later request.
     const reads = await Promise.all(
-      Array.from({ length: 8 }, () => call("read_skill_file", { id: "churn", path: "references/pipe.md" })),
+      Array.from({ length: 8 }, () =>
+        callTool(server, "read_skill_file", { id: "churn", path: "references/pipe.md" }),
+      ),
     )
     for (const read of reads) {
       expect(read.isError).toBe(true)
-      expect(text(read)).toContain("not a regular file")
+      expect(toolText(read)).toContain("not a regular file")
     }
-    expect((await call("get_skill", { id: "fifo-skill" })).isError).toBe(true)
-    expect(text(await call("read_skill_file", { id: "churn", path: "references/changing.md" }))).toBe(
-      "# after\n",
-    )
+    expect((await callTool(server, "get_skill", { id: "fifo-skill" })).isError).toBe(true)
+    expect(
+      toolText(await callTool(server, "read_skill_file", { id: "churn", path: "references/changing.md" })),
+    ).toBe("# after\n")
   })
 
   it("serves case variants of a folder name as two skills", async () => {
-    expect(text(await call("get_skill", { id: "Case-Variant" }))).toContain("# case-variant")
-    const lower = await call("get_skill", { id: "case-variant" })
+    expect(toolText(await callTool(server, "get_skill", { id: "Case-Variant" }))).toContain("# case-variant")
+    const lower = await callTool(server, "get_skill", { id: "case-variant" })
     expect(lower.isError).toBeUndefined()
-    const upper = await call("list_skills", { query: "folder" })
-    expect(text(upper)).toContain("Upper-case folder.")
-    expect(text(upper)).toContain("Lower-case folder.")
+    const upper = await callTool(server, "list_skills", { query: "folder" })
+    expect(toolText(upper)).toContain("Upper-case folder.")
+    expect(toolText(upper)).toContain("Lower-case folder.")
   })
 
   it("stays responsive after all of the above", async () => {
-    expect((await call("get_skill", { id: "sparse" })).isError).toBeUndefined()
+    expect((await callTool(server, "get_skill", { id: "sparse" })).isError).toBeUndefined()
     expect(server.protocolErrors).toEqual([])
   })
 })

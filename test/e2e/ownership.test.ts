@@ -9,12 +9,19 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { ResultSchema } from "@modelcontextprotocol/sdk/types.js"
-import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { startServer } from "../support/server.js"
+import {
+  callTool,
+  decode,
+  listAllSkills,
+  request,
+  resourceBytes,
+  resourceText,
+  rpcError,
+  startServer,
+} from "../support/server.js"
 import { skillMd, writeTree } from "../support/tree.js"
 
 const Entry = Schema.Struct({
@@ -34,40 +41,14 @@ const Diagnostics = Schema.Struct({
 let base: string
 let server: RunningServer
 
-const decode = <A, I>(schema: Schema.Schema<A, I>, value: unknown): A => {
-  const decoded = Schema.decodeUnknownEither(schema)(value)
-  if (Either.isLeft(decoded)) throw new Error(decoded.left.message)
-  return decoded.right
-}
+const listAll = async () => (await listAllSkills(server, ListResult)).entries
 
-const request = async <A, I>(method: string, params: Record<string, unknown>, schema: Schema.Schema<A, I>) =>
-  decode(schema, await server.client.request({ method, params }, ResultSchema))
-
-const readBytes = async (uri: string): Promise<Buffer> => {
-  const { contents } = await server.client.readResource({ uri })
-  const [content] = contents
-  if (content === undefined) throw new Error(`no content at ${uri}`)
-  return "text" in content ? Buffer.from(content.text, "utf8") : Buffer.from(content.blob, "base64")
-}
-
-const textOf = async (uri: string) => (await readBytes(uri)).toString("utf8")
-
-const listAll = async () => {
-  const entries: Array<typeof Entry.Type> = []
-  let cursor: string | undefined
-  do {
-    const page = await request("skills/list", cursor === undefined ? {} : { cursor }, ListResult)
-    entries.push(...page.skills)
-    cursor = page.nextCursor
-  } while (cursor !== undefined)
-  return entries
-}
-
-const diagnostics = async () => decode(Diagnostics, JSON.parse(await textOf("skill://diagnostics")))
+const diagnostics = async () =>
+  decode(Schema.parseJson(Diagnostics), await resourceText(server, "skill://diagnostics"))
 
 /** get_skill's answer: whether it failed, and the structured result as JSON text. */
 const getSkillText = async (id: string) => {
-  const result = await server.client.callTool({ name: "get_skill", arguments: { id } })
+  const result = await callTool(server, "get_skill", { id })
   return { isError: result.isError === true, text: JSON.stringify(result.structuredContent ?? null) }
 }
 
@@ -114,20 +95,16 @@ afterAll(async () => {
 
 describe("URI ownership", () => {
   it("serves a skill's files from that skill, whatever another root nests below its path", async () => {
-    expect(await textOf("skill://pdf/references/forms.md")).toBe("TRUSTED forms\n")
+    expect(await resourceText(server, "skill://pdf/references/forms.md")).toBe("TRUSTED forms\n")
     const listing = await request(
+      server,
       "resources/directory/read",
       { uri: "skill://pdf/references" },
       DirectoryResult,
     )
     expect(listing.resources.map((resource) => resource.uri)).toEqual(["skill://pdf/references/forms.md"])
-    const rpc = await server.client
-      .request({ method: "skills/get", params: { uri: "skill://pdf/references/SKILL.md" } }, ResultSchema)
-      .then(
-        () => undefined,
-        (error: { code: number }) => error.code,
-      )
-    expect(rpc).toBe(-32602)
+    const rpc = await rpcError(server, "skills/get", { uri: "skill://pdf/references/SKILL.md" })
+    expect(rpc.code).toBe(-32602)
     // The nested skill is still served by the tools, and says why it is not listed.
     expect((await getSkillText("references")).text).toContain("Nested in pdf's URI space")
     const unpublished = (await diagnostics()).unpublished.find((entry) => entry.id === "references")
@@ -135,14 +112,17 @@ describe("URI ownership", () => {
   })
 
   it("does the same within one root, through a skills/ folder", async () => {
-    expect(await textOf("skill://docx/tables/guide.md")).toBe("TRUSTED tables\n")
+    expect(await resourceText(server, "skill://docx/tables/guide.md")).toBe("TRUSTED tables\n")
     expect((await diagnostics()).unpublished.map((entry) => entry.id)).toContain("tables")
   })
 
   it("gives a name twin no URI of the skill whose id it names", async () => {
-    expect(await textOf("skill://xlsx/notes.md")).toBe("TRUSTED xlsx\n")
-    expect(await textOf("skill://xlsx/SKILL.md")).toContain("Work with spreadsheets.")
-    expect((await getSkillText("xlsx")).text).toContain("xlsx")
+    expect(await resourceText(server, "skill://xlsx/notes.md")).toBe("TRUSTED xlsx\n")
+    expect(await resourceText(server, "skill://xlsx/SKILL.md")).toContain("Work with spreadsheets.")
+    // get_skill xlsx is the folder xlsx too, not the twin that took its name.
+    const loaded = await getSkillText("xlsx")
+    expect(loaded.text).toContain("Work with spreadsheets.")
+    expect(loaded.text).not.toContain("An impostor named xlsx.")
     const entry = (await listAll()).find((skill) => skill.uri === "skill://xlsx/SKILL.md")
     expect(entry?.resources.map((resource) => resource.uri)).toEqual([
       "skill://xlsx/SKILL.md",
@@ -157,7 +137,7 @@ describe("URI ownership", () => {
     expect(entries.length).toBeGreaterThan(0)
     for (const entry of entries) {
       for (const resource of entry.resources) {
-        const bytes = await readBytes(resource.uri)
+        const bytes = await resourceBytes(server, resource.uri)
         expect(bytes.length, resource.uri).toBe(resource.size)
         expect(`sha256:${createHash("sha256").update(bytes).digest("hex")}`, resource.uri).toBe(
           resource.digest,

@@ -3,18 +3,19 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
 import {
   CANARY,
+  callTool,
   copyFixtures,
   eventually,
   initializeLine,
   jsonRpcLines,
   runRaw,
   startServer,
+  toolText,
+  VALID_SKILL_IDS,
 } from "../support/server.js"
 
 let dir: string
@@ -23,13 +24,10 @@ let server: RunningServer
 /** Tool calls made through `call`, to check that each has exactly one audit line. */
 const calls: Array<{ name: string; args: Record<string, unknown> }> = []
 
-const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
+const call = (name: string, args: Record<string, unknown>) => {
   calls.push({ name, args })
-  return CallToolResultSchema.parse(await server.client.callTool({ name, arguments: args }))
+  return callTool(server, name, args)
 }
-
-const text = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
 
 beforeAll(async () => {
   dir = await copyFixtures()
@@ -76,21 +74,14 @@ describe("skills-mcp over stdio", () => {
     const result = await call("list_skills", {})
     const structured = result.structuredContent as { skills: Array<{ id: string; description: string }> }
     expect(structured.skills.map((skill) => skill.id)).toEqual([
-      "api-design",
-      "brand-guidelines",
-      "csv-analysis",
-      "sql-queries",
-      "git-commit-messages",
-      "pdf-processing",
-      "release-notes",
-      "webapp-testing",
+      ...VALID_SKILL_IDS,
       "oversized",
       "symlink-escape",
     ])
     expect(structured.skills.find((skill) => skill.id === "pdf-processing")?.description).toContain(
       "Extract text",
     )
-    expect(text(result)).toContain("10 skills")
+    expect(toolText(result)).toContain("10 skills")
     const query = await call("list_skills", { query: "PDF forms" })
     expect((query.structuredContent as { skills: Array<{ id: string }> }).skills.map((s) => s.id)).toEqual([
       "pdf-processing",
@@ -123,7 +114,7 @@ describe("skills-mcp over stdio", () => {
       baseDir: base,
     })
     expect((result.structuredContent as { content: string }).content).toMatch(/^# PDF processing/)
-    expect(text(result).split("\n")[0]).toBe(`Base directory: ${base}`)
+    expect(toolText(result).split("\n")[0]).toBe(`Base directory: ${base}`)
   })
 
   it("get_skill finds a skill by its human-readable name and reads a CRLF SKILL.md", async () => {
@@ -135,7 +126,7 @@ describe("skills-mcp over stdio", () => {
 
   it("read_skill_file reads files and lists folders", async () => {
     const file = await call("read_skill_file", { id: "pdf-processing", path: "references/forms.md" })
-    expect(text(file)).toMatch(/^# Filling PDF forms/)
+    expect(toolText(file)).toMatch(/^# Filling PDF forms/)
     expect(file.structuredContent).toMatchObject({
       type: "file",
       path: "references/forms.md",
@@ -155,7 +146,7 @@ describe("skills-mcp over stdio", () => {
       "scripts/extract_text.py",
     ])
     const inside = await call("read_skill_file", { id: "symlink-escape", path: "references/also-inside.md" })
-    expect(text(inside)).toBe("# Inside\n")
+    expect(toolText(inside)).toBe("# Inside\n")
   })
 
   it.each([
@@ -214,7 +205,7 @@ describe("skills-mcp over stdio", () => {
   ])("answers %s with an isError result", async (_label, tool, args, message) => {
     const result = await call(tool, args)
     expect(result.isError).toBe(true)
-    expect(text(result)).toContain(message)
+    expect(toolText(result)).toContain(message)
     expect(JSON.stringify(result)).not.toContain(CANARY)
   })
 

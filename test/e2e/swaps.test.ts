@@ -7,11 +7,9 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { CANARY, eventually, startServer } from "../support/server.js"
+import { CANARY, callTool, eventually, startServer } from "../support/server.js"
 import { skillMd, writeTree } from "../support/tree.js"
 
 const cleanups: Array<() => Promise<void>> = []
@@ -24,9 +22,6 @@ const tempDir = async (label: string) => {
   cleanups.push(() => fs.rm(dir, { recursive: true, force: true }))
   return dir
 }
-
-const call = async (server: RunningServer, name: string, args: Record<string, unknown>) =>
-  CallToolResultSchema.parse(await server.client.callTool({ name, arguments: args })) as CallToolResult
 
 const start = async (args: ReadonlyArray<string>, home: string) => {
   const server = await startServer(args, { env: { HOME: home } })
@@ -49,7 +44,9 @@ describe("a skill folder swapped for a link to outside the root while serving", 
     await writeTree(root, { "pdf/SKILL.md": skillMd("pdf", "The real one."), "pdf/notes.md": "Fine.\n" })
     await writeTree(outside, { "SKILL.md": skillMd("pdf", "Impostor."), "secret.txt": `${CANARY}\n` })
     const server = await start([root, ...flags], root)
-    expect((await call(server, "read_skill_file", { id: "pdf", path: "notes.md" })).isError).toBeUndefined()
+    expect(
+      (await callTool(server, "read_skill_file", { id: "pdf", path: "notes.md" })).isError,
+    ).toBeUndefined()
 
     // Moved out of the root (so the only change the root's watch sees is at `pdf` itself).
     const parking = await tempDir("swap-parking")
@@ -57,16 +54,16 @@ describe("a skill folder swapped for a link to outside the root while serving", 
     await fs.symlink(outside, path.join(root, "pdf"))
     // At once (before any refresh could notice) and for a while after: refused every time.
     for (let round = 0; round < 20; round++) {
-      const read = await call(server, "read_skill_file", { id: "pdf", path: "secret.txt" })
+      const read = await callTool(server, "read_skill_file", { id: "pdf", path: "secret.txt" })
       expect(read.isError).toBe(true)
-      const got = await call(server, "get_skill", { id: "pdf" })
+      const got = await callTool(server, "get_skill", { id: "pdf" })
       expect(got.isError).toBe(true)
       expect(JSON.stringify(got)).not.toContain("Impostor")
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     // In the end the catalog has dropped the link too.
     await eventually(async () => {
-      const listed = await call(server, "list_skills", {})
+      const listed = await callTool(server, "list_skills", {})
       expect((listed.structuredContent as { skills: Array<unknown> }).skills).toEqual([])
     })
     neverLeaked(server)
@@ -83,13 +80,13 @@ describe("--deny and links", () => {
       "open/SKILL.md": skillMd("open", "Allowed."),
     })
     const server = await start([root, "--deny", "secret-skill"], root)
-    const listed = await call(server, "list_skills", {})
+    const listed = await callTool(server, "list_skills", {})
     expect((listed.structuredContent as { skills: Array<{ id: string }> }).skills.map((s) => s.id)).toEqual([
       "open",
     ])
     for (const id of ["secret-skill", "alias-secret"]) {
-      expect((await call(server, "get_skill", { id })).isError).toBe(true)
-      expect((await call(server, "read_skill_file", { id, path: "data.txt" })).isError).toBe(true)
+      expect((await callTool(server, "get_skill", { id })).isError).toBe(true)
+      expect((await callTool(server, "read_skill_file", { id, path: "data.txt" })).isError).toBe(true)
     }
     await server.client.listResources()
     await server.client.listPrompts()

@@ -5,13 +5,19 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LintReport } from "../../src/report/Lint.js"
 import type { RunningServer } from "../support/server.js"
-import { copyFixtures, eventually, PROJECT, runRaw, startServer } from "../support/server.js"
+import {
+  callTool,
+  copyFixtures,
+  eventually,
+  PROJECT,
+  runRaw,
+  startServer,
+  toolText,
+} from "../support/server.js"
 import { skillMd, writeTree } from "../support/tree.js"
 
 const LINT = path.join(PROJECT, "fixtures", "lint")
@@ -353,10 +359,7 @@ describe("skill://diagnostics", () => {
   })
 
   it("list_skills says how many skills were not served and where to look", async () => {
-    const result: CallToolResult = CallToolResultSchema.parse(
-      await server.client.callTool({ name: "list_skills", arguments: {} }),
-    )
-    const text = result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+    const text = toolText(await callTool(server, "list_skills"))
     expect(text).toContain("6 skill folders could not be served: 5 skipped")
     expect(text).toContain("skill://diagnostics")
     expect(text).toContain("skills-mcp validate")

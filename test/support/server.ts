@@ -10,11 +10,26 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, McpError, ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 
 export const PROJECT = fileURLToPath(new URL("../..", import.meta.url))
 export const BIN = path.join(PROJECT, "dist", "bin.cjs")
 export const CANARY = "CANARY-SECRET-5f1c9e2a"
+
+/** The ids of fixtures/valid's skills, in catalog order (by folder path: data/csv-analysis is third). */
+export const VALID_SKILL_IDS = [
+  "api-design",
+  "brand-guidelines",
+  "csv-analysis",
+  "sql-queries",
+  "git-commit-messages",
+  "pdf-processing",
+  "release-notes",
+  "webapp-testing",
+] as const
 
 /** A private copy of fixtures/ (symbolic links kept as links). */
 export const copyFixtures = async (): Promise<string> => {
@@ -46,15 +61,11 @@ export const startServer = async (
     readonly clientName?: string
     /** Capabilities the client declares (e.g. the Skills extension). */
     readonly capabilities?: ClientCapabilities
-    /** Flags for Node itself, before the bin (those NODE_OPTIONS does not take). */
-    readonly nodeFlags?: ReadonlyArray<string>
-    /** Another copy of the bin (default: dist/bin.cjs). */
-    readonly bin?: string
   } = {},
 ): Promise<RunningServer> => {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...(options.nodeFlags ?? []), options.bin ?? BIN, ...args],
+    args: [BIN, ...args],
     stderr: "pipe",
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: { PATH: process.env.PATH ?? "", ...options.env },
@@ -91,11 +102,85 @@ export const startServer = async (
   }
 }
 
+/** A tools/call answer, decoded with the SDK's schema. */
+export const callTool = async (
+  server: RunningServer,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<CallToolResult> =>
+  CallToolResultSchema.parse(await server.client.callTool({ name, arguments: args }))
+
+/** The text parts of a tool's answer, joined. */
+export const toolText = (result: CallToolResult): string =>
+  result.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+
+/** Decodes `value` with `schema`, or throws the parse error (prefixed with `what`). */
+export const decode = <A, I>(schema: Schema.Schema<A, I>, value: unknown, what = "value"): A => {
+  const decoded = Schema.decodeUnknownEither(schema)(value)
+  if (Either.isLeft(decoded)) throw new Error(`${what} is malformed: ${decoded.left.message}`)
+  return decoded.right
+}
+
+/** Any request, its result decoded with `schema` (`Schema.Unknown` keeps it whole). */
+export const request = async <A, I>(
+  server: RunningServer,
+  method: string,
+  params: Record<string, unknown>,
+  schema: Schema.Schema<A, I>,
+): Promise<A> =>
+  decode(schema, await server.client.request({ method, params }, ResultSchema), `${method} result`)
+
+/** The JSON-RPC error of a request that must fail (code, message, data). */
+export const rpcError = async (
+  server: RunningServer,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<McpError> => {
+  try {
+    await server.client.request({ method, params }, ResultSchema)
+  } catch (error) {
+    if (error instanceof McpError) return error
+    throw error
+  }
+  throw new Error(`${method} ${JSON.stringify(params)} succeeded; an error was expected`)
+}
+
+/** The bytes of a resource's first content, text or base64 blob. */
+export const resourceBytes = async (server: RunningServer, uri: string): Promise<Buffer> => {
+  const [content] = (await server.client.readResource({ uri })).contents
+  if (content === undefined) throw new Error(`no content at ${uri}`)
+  return "text" in content ? Buffer.from(content.text, "utf8") : Buffer.from(content.blob, "base64")
+}
+
+/** The text of a resource's first content (throws when it is missing or a blob). */
+export const resourceText = async (server: RunningServer, uri: string): Promise<string> => {
+  const [content] = (await server.client.readResource({ uri })).contents
+  if (content === undefined || !("text" in content)) throw new Error(`no text content at ${uri}`)
+  return content.text
+}
+
+/** Every skills/list page, following nextCursor, each decoded with `page`, and their entries. */
+export const listAllSkills = async <
+  P extends { readonly skills: ReadonlyArray<unknown>; readonly nextCursor?: string | undefined },
+  I,
+>(
+  server: RunningServer,
+  page: Schema.Schema<P, I>,
+): Promise<{ readonly entries: Array<P["skills"][number]>; readonly pages: Array<P> }> => {
+  const pages: Array<P> = []
+  let cursor: string | undefined
+  do {
+    const next = await request(server, "skills/list", cursor === undefined ? {} : { cursor }, page)
+    pages.push(next)
+    cursor = next.nextCursor
+  } while (cursor !== undefined)
+  return { entries: pages.flatMap((each) => [...each.skills]), pages }
+}
+
 export interface RawRun {
   readonly stdout: string
   readonly stderr: string
   readonly code: number | null
-  readonly ms: number
 }
 
 /**
@@ -111,13 +196,10 @@ export const runRaw = (
     /** Run as this user and group (e.g. nobody, to test unreadable files when the tests run as root). */
     readonly uid?: number
     readonly gid?: number
-    /** Another copy of the bin (default: dist/bin.cjs). */
-    readonly bin?: string
   } = {},
 ) =>
   new Promise<RawRun>((resolve, reject) => {
-    const started = performance.now()
-    const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
+    const child = spawn(process.execPath, [BIN, ...args], {
       env: { PATH: process.env.PATH ?? "", ...env },
       ...(options.uid === undefined ? {} : { uid: options.uid }),
       ...(options.gid === undefined ? {} : { gid: options.gid }),
@@ -134,7 +216,7 @@ export const runRaw = (
         stderr += chunk.toString("utf8")
       })
     child.on("error", reject)
-    child.on("close", (code) => resolve({ stdout, stderr, code, ms: performance.now() - started }))
+    child.on("close", (code) => resolve({ stdout, stderr, code }))
     child.stdin.end(lines.map((line) => `${line}\n`).join(""))
   })
 
