@@ -16,6 +16,7 @@ import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { SkillNotFound } from "../Errors.js"
+import { SkillFiles } from "../files/SkillFiles.js"
 import { Fs, mapLimit } from "../platform/Fs.js"
 import { fingerprintOf, sameFingerprint } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
@@ -27,6 +28,7 @@ import type { Built, Parsed } from "./Build.js"
 import { build, describeChange, ParseCache, sameCatalog, skippedAs } from "./Build.js"
 import type { ListPage } from "./Paging.js"
 import { paginate } from "./Paging.js"
+import type { SearchScope } from "./Searching.js"
 import { makeSearching } from "./Searching.js"
 import type { Skill, Snapshot } from "./Snapshot.js"
 import { findSkill, makeSnapshot } from "./Snapshot.js"
@@ -77,7 +79,13 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     let watched: Effect.Effect<ReadonlyArray<string>> | undefined
     /** The first scan builds the catalog; changes are announced from then on. */
     let started = false
-    const searching = yield* makeSearching(Ref.get(state))
+    const files = yield* SkillFiles
+    const searching = yield* makeSearching(Ref.get(state), (skill) =>
+      files.loadSkill(skill).pipe(
+        Effect.map(({ body }) => body),
+        Effect.orElseSucceed(() => undefined),
+      ),
+    )
 
     /** What a candidate's SKILL.md makes of it: a skill, or a skipped one. */
     const parse = async (candidate: Candidate, now: boolean): Promise<Parsed> => {
@@ -162,7 +170,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         const version = changedAny ? before.version + 1 : before.version
         const after = makeSnapshot({ ...built, version })
         yield* Ref.set(state, after)
-        searching.follow(after)
+        yield* searching.follow(after)
         yield* logNews(before, after, built.overLimit)
         if (changedAny && started) yield* PubSub.publish(changes, { version, ...change })
         started = true
@@ -273,14 +281,24 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       return yield* new SkillNotFound({ query, suggestions: closestIds(current.skills, query) })
     })
 
+    /** One page of the skills matching a query, best first: all served, or only those published. */
+    const search = Effect.fn("Catalog.search")(function* (
+      query: string,
+      limit: number,
+      cursor: string | undefined,
+      among: SearchScope = "served",
+    ) {
+      yield* ensureFresh
+      return yield* searching.search(query, limit, cursor, among)
+    })
+
     /** Without a query: every skill in catalog order. With one: the matching skills, best first. */
     const list = Effect.fn("Catalog.list")(function* (options: ListOptions) {
-      const current = yield* snapshot
       const limit = Math.min(options.limit ?? settings.pageSize, settings.pageSize)
       if (options.query !== undefined && options.query.trim() !== "") {
-        const page: ListPage = yield* searching.search(options.query, limit, options.cursor)
-        return page
+        return yield* search(options.query, limit, options.cursor)
       }
+      const current = yield* snapshot
       const { page, nextCursor } = yield* paginate(current.skills, limit, options.cursor)
       const result: ListPage = {
         skills: page,
@@ -298,6 +316,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       peek: Ref.get(state),
       get,
       list,
+      search,
       refresh,
       /** Applies what the watcher saw change. */
       refreshPaths,
@@ -312,6 +331,11 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         }),
       /** Builds the search index in the background now, so the first query does not wait for it. */
       warmSearch: searching.warm,
+      /**
+       * Waits until the search index holds every current skill with its SKILL.md body (a query
+       * never waits for bodies: it answers from what is indexed and says how much that is).
+       */
+      searchIndexed: Effect.zipRight(ensureFresh, searching.indexed),
       /** Catalog changes after the first scan. */
       changes: Stream.fromPubSub(changes),
     } as const

@@ -1,6 +1,6 @@
 /**
  * Paging: cursors for every paged answer. A plain cursor is an offset into a list; a search's
- * cursor also names the ranking it pages through (the catalog version and a hash of the query),
+ * cursor also names the ranking it pages through (the index's generation and a hash of the query),
  * so it is never applied to another query or to a ranking that no longer exists.
  */
 import * as Either from "effect/Either"
@@ -17,6 +17,11 @@ export interface ListPage {
    * and skills matching some of the words are listed instead.
    */
   readonly match?: "all" | "any"
+  /**
+   * With a query: how many skills the search index held, and of how many it had read the body
+   * (bodies are indexed in the background after start-up and after changes).
+   */
+  readonly searched?: { readonly skills: number; readonly bodies: number }
 }
 
 const CURSOR_PREFIX = "o:"
@@ -49,20 +54,20 @@ const queryHash = (key: string): string => {
   return (hash >>> 0).toString(36)
 }
 
-/** Where a page of ranked results starts: the ranking (catalog version and query) and the offset. */
+/** Where a page of ranked results starts: the ranking (index generation and query) and the offset. */
 interface RankedCursor {
-  readonly version: number
+  readonly generation: number
   readonly offset: number
   readonly query: string
 }
 
 export const encodeRankedCursor = (cursor: RankedCursor): string =>
-  Buffer.from(`r:${cursor.version}:${cursor.offset}:${queryHash(cursor.query)}`).toString("base64url")
+  Buffer.from(`r:${cursor.generation}:${cursor.offset}:${queryHash(cursor.query)}`).toString("base64url")
 
 export const decodeRankedCursor = (
   cursor: string,
   query: string,
-): Either.Either<{ readonly version: number; readonly offset: number }, InvalidArgument> => {
+): Either.Either<{ readonly generation: number; readonly offset: number }, InvalidArgument> => {
   const invalid = (reason: string) => Either.left(new InvalidArgument({ argument: "cursor", reason }))
   const text = Buffer.from(cursor, "base64url").toString("utf8")
   const parts = /^r:(\d{1,15}):(\d{1,15}):([0-9a-z]+)$/.exec(text)
@@ -70,9 +75,9 @@ export const decodeRankedCursor = (
   if (parts[3] !== queryHash(query)) {
     return invalid("this cursor belongs to another query; repeat the call with its query, or without cursor")
   }
-  const version = Number(parts[1])
+  const generation = Number(parts[1])
   const offset = Number(parts[2])
-  return Either.right({ version, offset })
+  return Either.right({ generation, offset })
 }
 
 /** One page of `items` from `cursor`. */

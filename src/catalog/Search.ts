@@ -1,7 +1,9 @@
 /**
- * Search: ranks skills by relevance to a query over their id, name and description. The rules
- * as users see them (words, prefixes, typos, weights, all words first, the bound on common
- * words) are in docs/MCP.md, `list_skills`. An exact id or name is put first by the Catalog.
+ * Search: ranks skills by relevance to a query over four fields: the id and the name, the
+ * description, and the SKILL.md body's headings and text (given later, by `addBody`). Words
+ * become terms as src/catalog/Words.ts says (split, stop words, stems). The rules as users see
+ * them (fields and weights, prefixes, typos, all words first, the bound on common words) are in
+ * docs/MCP.md, `list_skills`. An exact id or name is put first by the Catalog.
  *
  * The scoring is MiniSearch's (BM25+ with its parameters, prefix and typo weights, a skill's
  * score times the number of query words it matches) and the terms sit in its radix tree
@@ -11,13 +13,16 @@
  * and query time).
  *
  * `sync` re-indexes only skills whose metadata object changed (the catalog keeps unchanged ones
- * as the very same objects). A removed skill's entries stay, skipped, while the counts of holders
- * drop at once (scores equal a fresh index's); once removed skills outnumber a quarter of the
- * current ones (and 64), the index is built afresh.
+ * as the very same objects); an edited skill is a new document, whose body is indexed again. A
+ * removed skill's postings stay, skipped: a ranking counts a term's holders among current skills
+ * only, so scores equal a fresh index's. Once removed skills outnumber a quarter of the current
+ * ones (and 64), their postings are dropped.
  */
 import SearchableMap from "minisearch/SearchableMap"
+import type { QueryWord } from "./Words.js"
+import { bodyParts, forEachTerm, queryWords } from "./Words.js"
 
-/** What is searched. */
+/** What is searched, besides a body given later. */
 export interface Searchable {
   readonly id: string
   readonly name: string
@@ -32,58 +37,43 @@ export interface Ranking<S extends Searchable> {
 
 const MAX_QUERY_WORDS = 12
 /**
- * Most (skill, field) pairs a query may score, over its words and the words they stand for;
- * past it the most common words are dropped (down to one): a word most skills hold says little
- * (BM25 weighs it near zero) and is what makes a search slow.
+ * Most postings a query may read, over its words and the words they stand for; past it the most
+ * common words are dropped (down to one): a word most skills hold says little (BM25 weighs it
+ * near zero) and is what makes a search slow.
  */
-const MAX_QUERY_PAIRS = 10_000
+const MAX_QUERY_POSTINGS = 100_000
 /**
- * A word's occurrences counted at most in a field of a skill (an entry each): more than a
+ * A word's occurrences counted at most in a field of a skill (a posting each): more than a
  * 1,024-character description holds, so a hostile long one costs no more.
  */
 const MAX_OCCURRENCES = 512
+/** A body is indexed up to this many characters (a SKILL.md is meant to stay under 500 lines). */
+export const MAX_BODY_CHARS = 100_000
 
-/** MiniSearch's defaults, which the rankings were tuned with. */
+/** MiniSearch's defaults, which the rankings were first tuned with. */
 const PREFIX_WEIGHT = 0.375
 const TYPO_WEIGHT = 0.45
 const [K, B, D] = [1.2, 0.7, 0.5]
-/** Per field (0: the id and the name, 1: the description): its weight. */
-const FIELD_BOOSTS = [3, 1] as const
 
-const STOP_WORDS: ReadonlySet<string> = new Set(
-  (
-    "a an and are as at be by for from how i in into is it its of on or that the this to " +
-    "was what when where which with you your"
-  ).split(" "),
-)
+/** The fields of a skill, each a posting's low two bits. */
+const ID_AND_NAME = 0
+const DESCRIPTION = 1
+const HEADINGS = 2
+const BODY = 3
+const FIELDS = 4
+/** Per field: its weight. */
+const FIELD_BOOSTS = [3, 1, 0.5, 0.2] as const
 
-const WORD_SEPARATORS = /[^\p{L}\p{N}]+/u
-
-/** A word as indexed and searched: lowercase; null for a stop word. */
-const processTerm = (term: string): string | null => {
-  const word = term.toLowerCase()
-  return word === "" || STOP_WORDS.has(word) ? null : word
-}
-
-/** A text's words as indexed and searched: lowercase, stop words left out. */
-export const searchWords = (text: string): Array<string> =>
-  text.split(WORD_SEPARATORS).flatMap((part) => processTerm(part) ?? [])
-
-/**
- * A skill's fields: the id and the name in one (usually equal: half the entries of two
- * fields), then the description. Per field: its words with their counts, and its length as
- * MiniSearch measures it (distinct raw tokens).
- */
-const fieldsOf = (skill: Searchable) =>
-  [skill.name === skill.id ? skill.id : `${skill.id} ${skill.name}`, skill.description].map((text) => {
-    const tokens = text.split(WORD_SEPARATORS)
-    const counts = new Map<string, number>()
-    for (const token of tokens) {
-      const word = processTerm(token)
-      if (word !== null) counts.set(word, (counts.get(word) ?? 0) + 1)
-    }
-    return { counts, length: new Set(tokens).size }
+/** A field's text as indexed: its terms with their counts, and its length in terms. */
+const countTerms = (text: string) => {
+  const counts = new Map<string, number>()
+  let length = 0
+  forEachTerm(text, (term) => {
+    counts.set(term, (counts.get(term) ?? 0) + 1)
+    length++
   })
+  return { counts, length }
+}
 
 const bitCount = (bits: number) => {
   let count = 0
@@ -92,11 +82,9 @@ const bitCount = (bits: number) => {
 }
 
 interface Term {
-  /** `document * 2 + field` per occurrence; a document's entries side by side. */
+  /** `document * 4 + field` per occurrence; a document's entries for a field side by side. */
   postings: Uint32Array
   used: number
-  /** Per field: how many current skills hold the term there. */
-  readonly holders: [number, number]
 }
 
 /** The terms a query word stands for, with their weights. */
@@ -106,117 +94,184 @@ class Index<S extends Searchable> {
   /** The terms: a radix tree for prefix and typo lookups, a Map for exact ones (halves the build). */
   readonly tree = new SearchableMap<Term>()
   readonly terms = new Map<string, Term>()
-  /** Per document number: its skill (undefined once removed) and catalog position. */
+  /** Per document number: its skill (undefined once removed), catalog position, body indexed. */
   readonly skills: Array<S | undefined> = []
   readonly positions: Array<number> = []
-  /** Per entry (`document * 2 + field`): the field's length, 0 once the document is removed. */
+  readonly withBody: Array<boolean> = []
+  /** Per entry (`document * 4 + field`): the field's length in terms. */
   readonly lengths: Array<number> = []
-  /** Per field: the summed length of the current skills (for the average). */
-  readonly totalLengths = [0, 0]
+  /** Per field: the summed length over the current skills that have it indexed. */
+  readonly totalLengths = [0, 0, 0, 0]
   readonly documentOf = new Map<string, number>()
+  /** Current skills whose body is indexed. */
+  bodies = 0
   removed = 0
+
+  private addField(document: number, field: number, text: string) {
+    const { counts, length } = countTerms(text)
+    this.lengths[document * FIELDS + field] = length
+    this.totalLengths[field] = (this.totalLengths[field] ?? 0) + length
+    for (const [word, occurrences] of counts) {
+      let term = this.terms.get(word)
+      if (term === undefined) {
+        term = { postings: new Uint32Array(2), used: 0 }
+        this.terms.set(word, term)
+        this.tree.set(word, term)
+      }
+      const used = term.used + Math.min(occurrences, MAX_OCCURRENCES)
+      if (used > term.postings.length) {
+        const larger = new Uint32Array(Math.max(used, term.postings.length * 2))
+        larger.set(term.postings)
+        term.postings = larger
+      }
+      term.postings.fill(document * FIELDS + field, term.used, used)
+      term.used = used
+    }
+  }
 
   add(skill: S, position: number) {
     const document = this.skills.length
     this.skills.push(skill)
     this.positions.push(position)
+    this.withBody.push(false)
+    this.lengths.push(0, 0, 0, 0)
     this.documentOf.set(skill.id, document)
-    fieldsOf(skill).forEach(({ counts, length }, field) => {
-      this.lengths.push(length)
-      this.totalLengths[field] = (this.totalLengths[field] ?? 0) + length
-      for (const [word, occurrences] of counts) {
-        let term = this.terms.get(word)
-        if (term === undefined) {
-          term = { postings: new Uint32Array(2), used: 0, holders: [0, 0] }
-          this.terms.set(word, term)
-          this.tree.set(word, term)
-        }
-        const used = term.used + Math.min(occurrences, MAX_OCCURRENCES)
-        if (used > term.postings.length) {
-          const larger = new Uint32Array(Math.max(used, term.postings.length * 2))
-          larger.set(term.postings)
-          term.postings = larger
-        }
-        term.postings.fill(document * 2 + field, term.used, used)
-        term.used = used
-        term.holders[field] = (term.holders[field] ?? 0) + 1
-      }
-    })
+    this.addField(document, ID_AND_NAME, skill.name === skill.id ? skill.id : `${skill.id} ${skill.name}`)
+    this.addField(document, DESCRIPTION, skill.description)
   }
 
+  /** Indexes the body of a skill indexed as this very object; answers whether it did. */
+  addBody(skill: S, body: string) {
+    const document = this.documentOf.get(skill.id)
+    if (document === undefined || this.skills[document] !== skill || this.withBody[document]) return false
+    const { headings, text } = bodyParts(body.slice(0, MAX_BODY_CHARS))
+    this.addField(document, HEADINGS, headings)
+    this.addField(document, BODY, text)
+    this.withBody[document] = true
+    this.bodies++
+    return true
+  }
+
+  hasBody(skill: S) {
+    const document = this.documentOf.get(skill.id)
+    return document !== undefined && this.skills[document] === skill && this.withBody[document] === true
+  }
+
+  /** Leaves a document out: its postings stay, skipped, and count for nothing. */
   remove(document: number) {
     const skill = this.skills[document]
     if (skill === undefined) return
-    fieldsOf(skill).forEach(({ counts, length }, field) => {
-      this.totalLengths[field] = (this.totalLengths[field] ?? 0) - length
-      this.lengths[document * 2 + field] = 0
-      for (const word of counts.keys()) {
-        const term = this.terms.get(word)
-        if (term !== undefined) term.holders[field] = (term.holders[field] ?? 1) - 1
-      }
-    })
+    const fields = this.withBody[document] ? FIELDS : HEADINGS
+    for (let field = 0; field < fields; field++)
+      this.totalLengths[field] =
+        (this.totalLengths[field] ?? 0) - (this.lengths[document * FIELDS + field] ?? 0)
+    if (this.withBody[document]) this.bodies--
     this.skills[document] = undefined
     this.documentOf.delete(skill.id)
     this.removed++
   }
 
-  /** The terms a query word stands for, with their weights (MiniSearch's rules). */
-  expansions(word: string): Expansions {
+  /** Drops the postings of removed skills (and terms left with none). */
+  compact() {
+    for (const [word, term] of this.terms) {
+      let kept = 0
+      for (let at = 0; at < term.used; at++) {
+        const entry = term.postings[at] ?? 0
+        if (this.skills[entry >>> 2] !== undefined) term.postings[kept++] = entry
+      }
+      term.used = kept
+      if (kept === 0) {
+        this.terms.delete(word)
+        this.tree.delete(word)
+      } else if (kept < term.postings.length / 4) term.postings = term.postings.slice(0, kept)
+    }
+    this.removed = 0
+  }
+
+  /** Per field: how many current skills hold the term there. */
+  holders(term: Term) {
+    const holders = [0, 0, 0, 0]
+    let last = -1
+    for (let at = 0; at < term.used; at++) {
+      const entry = term.postings[at] ?? 0
+      if (entry === last) continue
+      last = entry
+      if (this.skills[entry >>> 2] !== undefined) holders[entry & 3] = (holders[entry & 3] ?? 0) + 1
+    }
+    return holders
+  }
+
+  /** Some current skill holds the term. */
+  held(term: Term) {
+    for (let at = 0; at < term.used; at++)
+      if (this.skills[(term.postings[at] ?? 0) >>> 2] !== undefined) return true
+    return false
+  }
+
+  /**
+   * The terms a query word stands for, with their weights (MiniSearch's rules): its term, the
+   * terms the word as typed begins (not its stem: `forms` is not the beginning of `formulas`),
+   * and, for a term no skill holds, the terms a typo or two away.
+   */
+  expansions({ term: stem, word }: QueryWord): Expansions {
     const found: Array<readonly [Term, number]> = []
-    const exact = this.terms.get(word)
+    const exact = this.terms.get(stem)
     if (exact !== undefined) found.push([exact, 1])
-    const prefixed = new Set<string>()
+    const seen = new Set<string>([stem])
     for (const [term, data] of this.tree.atPrefix(word)) {
-      if (term.length === word.length) continue
-      prefixed.add(term)
+      if (seen.has(term)) continue
+      seen.add(term)
       found.push([data, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * (term.length - word.length))])
     }
     // A word some skill holds is taken as meant; only an unknown word may be a typo.
-    const held = exact !== undefined && exact.holders[0] + exact.holders[1] > 0
-    const typos = held ? 0 : word.length >= 9 ? 2 : word.length >= 5 ? 1 : 0
+    const typos =
+      exact !== undefined && this.held(exact) ? 0 : word.length >= 9 ? 2 : word.length >= 5 ? 1 : 0
     if (typos === 0) return found
-    for (const [term, [data, distance]] of this.tree.fuzzyGet(word, typos)) {
-      if (distance > 0 && !prefixed.has(term))
-        found.push([data, (TYPO_WEIGHT * term.length) / (term.length + distance)])
+    for (const [term, [data, distance]] of this.tree.fuzzyGet(stem, typos)) {
+      if (!seen.has(term)) found.push([data, (TYPO_WEIGHT * term.length) / (term.length + distance)])
     }
     return found
   }
 
-  /** Per query word, its expansions; less the most common words while too many pairs hold them. */
-  affordable(words: ReadonlyArray<string>): Array<Expansions> {
+  /** Per query word, its expansions; less the most common words while they hold too many postings. */
+  affordable(words: ReadonlyArray<QueryWord>): Array<Expansions> {
     const costs = words.map((word) => {
       const terms = this.expansions(word)
-      return { terms, cost: terms.reduce((sum, [{ holders }]) => sum + holders[0] + holders[1], 0) }
+      return { terms, cost: terms.reduce((sum, [{ used }]) => sum + used, 0) }
     })
     costs.sort((a, b) => a.cost - b.cost)
     let total = costs.reduce((sum, { cost }) => sum + cost, 0)
-    while (costs.length > 1 && total > MAX_QUERY_PAIRS) total -= costs.pop()?.cost ?? 0
+    while (costs.length > 1 && total > MAX_QUERY_POSTINGS) total -= costs.pop()?.cost ?? 0
     return costs.map(({ terms }) => terms)
   }
 
   /** Skills by relevance to the words (at most 16) these expansions stand for, best first. */
   rank(words: ReadonlyArray<Expansions>): Ranking<S> {
-    const { lengths, positions } = this
+    const { lengths, positions, skills } = this
     const count = this.documentOf.size
-    const averages = this.totalLengths.map((total) => total / count)
-    const scores = new Float64Array(this.skills.length)
+    /** Per field: how many current skills have it indexed (bodies come after the metadata). */
+    const indexed = [count, count, this.bodies, this.bodies]
+    const averages = this.totalLengths.map((total, field) => total / Math.max(1, indexed[field] ?? 1))
+    const scores = new Float64Array(skills.length)
     /** Per document number: the query words it matched, a bit each. */
-    const matched = new Uint16Array(this.skills.length)
+    const matched = new Uint16Array(skills.length)
     const hits: Array<number> = []
     words.forEach((terms, bit) => {
       for (const [term, weight] of terms) {
-        const { postings, used, holders } = term
-        const idf = holders.map((holding) => Math.log(1 + (count - holding + 0.5) / (holding + 0.5)))
+        const { postings, used } = term
+        const idf = this.holders(term).map((holding, field) => {
+          const of = indexed[field] ?? 0
+          return Math.log(1 + (of - holding + 0.5) / (holding + 0.5))
+        })
         let at = 0
         while (at < used) {
           const entry = postings[at] ?? 0
           let frequency = 1
           while (++at < used && postings[at] === entry) frequency++
-          const length = lengths[entry] ?? 0
-          if (length === 0) continue
-          const document = entry >>> 1
-          const field = entry & 1
-          const norm = K * (1 - B + (B * length) / (averages[field] ?? 1))
+          const document = entry >>> 2
+          if (skills[document] === undefined) continue
+          const field = entry & 3
+          const norm = K * (1 - B + (B * (lengths[entry] ?? 0)) / (averages[field] || 1))
           const bm25 = (idf[field] ?? 0) * (D + (frequency * (K + 1)) / (frequency + norm))
           if (matched[document] === 0) hits.push(document)
           matched[document] = (matched[document] ?? 0) | (1 << bit)
@@ -229,32 +284,42 @@ class Index<S extends Searchable> {
     for (const document of ranked)
       scores[document] = (scores[document] ?? 0) * bitCount(matched[document] ?? 0)
     ranked.sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0) || (positions[a] ?? 0) - (positions[b] ?? 0))
-    const skills: Array<S> = []
+    const found: Array<S> = []
     for (const document of ranked) {
-      const skill = this.skills[document]
-      if (skill !== undefined) skills.push(skill)
+      const skill = skills[document]
+      if (skill !== undefined) found.push(skill)
     }
-    return { skills, match: all.length > 0 || hits.length === 0 ? "all" : "any" }
+    return { skills: found, match: all.length > 0 || hits.length === 0 ? "all" : "any" }
   }
 }
 
 export interface SearchIndex<S extends Searchable> {
   /**
    * Makes the index hold exactly `skills` (unique ids), in this order (the catalog's: equal
-   * scores rank in it); re-indexes only what changed. Ranks only after a sync.
+   * scores rank in it); re-indexes only what changed. Ranks only after a sync. Answers the
+   * skills it indexed (new or edited), whose bodies are not indexed yet.
    */
-  readonly sync: (skills: ReadonlyArray<S>, byId: ReadonlyMap<string, S>) => void
+  readonly sync: (skills: ReadonlyArray<S>, byId: ReadonlyMap<string, S>) => ReadonlyArray<S>
   /** Adds a skill unless it is indexed already (the first build, skill by skill in slices). */
   readonly addNew: (skill: S) => void
+  /**
+   * Indexes a skill's body (the first MAX_BODY_CHARS characters), if this very skill object is
+   * indexed and its body is not yet; answers whether it did.
+   */
+  readonly addBody: (skill: S, body: string) => boolean
+  /** Whether this skill object is indexed with its body. */
+  readonly hasBody: (skill: S) => boolean
   /** Ranks the skills of the last sync. */
   readonly rank: (query: string) => Ranking<S>
-  readonly size: () => number
+  /** How many skills are indexed, and how many of them with their body. */
+  readonly size: () => { readonly skills: number; readonly bodies: number }
 }
 
 export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
-  let index = new Index<S>()
+  const index = new Index<S>()
 
   const sync = (skills: ReadonlyArray<S>, byId: ReadonlyMap<string, S>) => {
+    const added: Array<S> = []
     skills.forEach((skill, position) => {
       const document = index.documentOf.get(skill.id)
       // Another object for the id is an edit: the catalog keeps unchanged skills as they are.
@@ -262,6 +327,7 @@ export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
       else {
         if (document !== undefined) index.remove(document)
         index.add(skill, position)
+        added.push(skill)
       }
     })
     // Every current id is indexed now, so any extra one is a skill that left.
@@ -269,12 +335,8 @@ export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
       for (const [id, document] of [...index.documentOf])
         if (byId.get(id) === undefined) index.remove(document)
     }
-    if (index.removed > Math.max(64, index.documentOf.size / 4)) {
-      index = new Index<S>()
-      skills.forEach((skill, position) => {
-        index.add(skill, position)
-      })
-    }
+    if (index.removed > Math.max(64, index.documentOf.size / 4)) index.compact()
+    return added
   }
 
   return {
@@ -282,11 +344,13 @@ export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
     addNew: (skill) => {
       if (!index.documentOf.has(skill.id)) index.add(skill, index.documentOf.size)
     },
+    addBody: (skill, body) => index.addBody(skill, body),
+    hasBody: (skill) => index.hasBody(skill),
     rank: (query) => {
-      const words = [...new Set(searchWords(query))].slice(0, MAX_QUERY_WORDS)
+      const words = queryWords(query).slice(0, MAX_QUERY_WORDS)
       if (words.length === 0) return { skills: [], match: "all" }
       return index.rank(index.affordable(words))
     },
-    size: () => index.documentOf.size,
+    size: () => ({ skills: index.documentOf.size, bodies: index.bodies }),
   }
 }

@@ -1,8 +1,11 @@
 /**
- * Searching: `list_skills {query}` over the catalog. The search index (src/catalog/Search.ts) is
- * built once in the background, in slices that leave the event loop free (`warm`, or the first
- * query), then follows every snapshot incrementally. A ranking is kept for paging, so later
- * pages of a query keep the order of its first page; an exact id or name comes first.
+ * Searching: `list_skills {query}` (and `skills/list {query}`, completion) over the catalog.
+ * The search index (src/catalog/Search.ts) is built in the background (`warm`, or the first
+ * query): the metadata of every skill first, in slices that leave the event loop free, then
+ * the SKILL.md bodies, read a few at a time. It then follows every snapshot: only skills that
+ * changed are indexed again, their bodies read again. A query answers from what is indexed so
+ * far and says how much that is. A ranking is kept for paging, so later pages of a query keep
+ * the order of its first page; an exact id or name comes first.
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -17,30 +20,91 @@ import { findSkill } from "./Snapshot.js"
 
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
+/** Bodies read at once while indexing them. */
+const BODY_READS = 8
 
-export const makeSearching = (current: Effect.Effect<Snapshot>) =>
+/** Which skills a search ranks: all the catalog serves, or those the Skills extension lists. */
+export type SearchScope = "served" | "published"
+
+/** A ranking kept for paging: its skills, the snapshot version they are of, what was searched. */
+interface KeptRanking extends Ranking<Skill> {
+  readonly version: number
+  readonly searched: { readonly skills: number; readonly bodies: number }
+}
+
+export const makeSearching = (
+  current: Effect.Effect<Snapshot>,
+  /** A skill's SKILL.md body; undefined when it cannot be read (it is then searched without). */
+  readBody: (skill: Skill) => Effect.Effect<string | undefined>,
+) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
     const ready = yield* Deferred.make<SearchIndex<Skill>>()
     let index: SearchIndex<Skill> | undefined
     let indexedVersion = -1
     let started = false
-    /** Rankings by catalog version and query. */
-    const rankings = new Map<string, Ranking<Skill>>()
+    /** Bumped whenever what the index holds changes: a ranking is kept for one generation. */
+    let generation = 0
+    /** Skills whose body is to be indexed, and, while a fiber indexes them, when it is done. */
+    let bodiesDue: Array<Skill> = []
+    let indexingBodies: Deferred.Deferred<void> | undefined
+    /** Rankings by generation, scope and query. */
+    const rankings = new Map<string, KeptRanking>()
+
+    /** Indexes the bodies due, a few reads at a time, until none is left. */
+    const indexBodies: Effect.Effect<void> = Effect.gen(function* () {
+      while (index !== undefined && bodiesDue.length > 0) {
+        const built = index
+        const batch = bodiesDue.splice(0, BODY_READS * 4)
+        yield* Effect.forEach(
+          batch,
+          (skill) =>
+            built.hasBody(skill)
+              ? Effect.void
+              : Effect.map(readBody(skill), (body) => {
+                  if (built.addBody(skill, body ?? "")) generation++
+                }),
+          { concurrency: BODY_READS, discard: true },
+        )
+      }
+    }).pipe(Effect.withSpan("Catalog.indexBodies"))
+
+    const dueBodies = (skills: ReadonlyArray<Skill>) =>
+      Effect.gen(function* () {
+        if (skills.length > 0) bodiesDue = bodiesDue.concat(skills)
+        if (indexingBodies !== undefined || bodiesDue.length === 0) return
+        const done = yield* Deferred.make<void>()
+        indexingBodies = done
+        yield* Effect.forkIn(
+          Effect.ensuring(
+            indexBodies,
+            Effect.suspend(() => {
+              indexingBodies = undefined
+              return Deferred.succeed(done, undefined)
+            }),
+          ),
+          scope,
+        )
+      })
 
     /** Brings the index (once built) in step with a snapshot: only what changed is re-indexed. */
-    const follow = (snapshot: Snapshot) => {
-      if (index === undefined || indexedVersion === snapshot.version) return
-      index.sync(snapshot.skills, snapshot.byId)
-      indexedVersion = snapshot.version
-    }
+    const follow = (snapshot: Snapshot) =>
+      Effect.suspend(() => {
+        if (index === undefined || indexedVersion === snapshot.version) return Effect.void
+        const added = index.sync(snapshot.skills, snapshot.byId)
+        indexedVersion = snapshot.version
+        generation++
+        return dueBodies(added)
+      })
 
     const buildIndex = Effect.gen(function* () {
       const built = makeSearchIndex<Skill>()
-      yield* sliced((yield* current).skills, built.addNew)
+      const skills = (yield* current).skills
+      yield* sliced(skills, built.addNew)
       index = built
-      follow(yield* current)
+      yield* follow(yield* current)
       yield* Deferred.succeed(ready, built)
+      yield* dueBodies(skills)
     }).pipe(Effect.withSpan("Catalog.buildSearch"))
 
     /** Starts building the index in the background, unless it is built or being built. */
@@ -51,58 +115,87 @@ export const makeSearching = (current: Effect.Effect<Snapshot>) =>
     })
 
     /** The skills a query ranks, best first, in a snapshot the index is in step with. */
-    const rankFor = (snapshot: Snapshot, built: SearchIndex<Skill>, key: string): Ranking<Skill> => {
+    const rankFor = (snapshot: Snapshot, built: SearchIndex<Skill>, key: string, among: SearchScope) => {
       const ranking = built.rank(key)
       const exact = findSkill(snapshot, key)
-      if (exact === undefined) return ranking
-      return {
-        skills: [exact, ...ranking.skills.filter((skill) => skill.id !== exact.id)],
-        match: ranking.match,
-      }
+      const skills =
+        exact === undefined
+          ? ranking.skills
+          : [exact, ...ranking.skills.filter((skill) => skill.id !== exact.id)]
+      if (among === "served") return { skills, match: ranking.match }
+      const published = new Set(snapshot.published)
+      return { skills: skills.filter((skill) => published.has(skill)), match: ranking.match }
     }
 
-    /** One page of the skills matching `query`, best first. */
-    const search = (query: string, limit: number, cursor: string | undefined) =>
+    /** The ranking of a query, kept for its cursor's pages; fails when that ranking is gone. */
+    const rankingOf = (snapshot: Snapshot, key: string, among: SearchScope, cursor: string | undefined) =>
       Effect.gen(function* () {
-        const key = queryKey(query)
         const from = cursor === undefined ? undefined : yield* decodeRankedCursor(cursor, key)
-        yield* warm
         const built = yield* Deferred.await(ready)
-        const snapshot = yield* current
-        follow(snapshot)
-        const version = from?.version ?? snapshot.version
-        let ranked = rankings.get(`${version}\n${key}`)
-        if (ranked === undefined) {
-          if (version !== snapshot.version) {
+        const kept = (at: number) => `${at}\n${among}\n${key}`
+        const made = from?.generation ?? generation
+        let ranking = rankings.get(kept(made))
+        if (ranking === undefined) {
+          if (made !== generation) {
             return yield* new InvalidArgument({
               argument: "cursor",
               reason: "the skills changed since this search; repeat the call without cursor",
             })
           }
-          ranked = rankFor(snapshot, built, key)
+          ranking = {
+            ...rankFor(snapshot, built, key, among),
+            version: snapshot.version,
+            searched: built.size(),
+          }
           if (rankings.size >= MAX_RANKINGS) rankings.delete(rankings.keys().next().value ?? "")
-          rankings.set(`${version}\n${key}`, ranked)
+          rankings.set(kept(made), ranking)
         }
-        const offset = from?.offset ?? 0
+        return { ranking, generation: made, offset: from?.offset ?? 0 }
+      })
+
+    /** One page of the skills matching `query`, best first. */
+    const search = (
+      query: string,
+      limit: number,
+      cursor: string | undefined,
+      among: SearchScope = "served",
+    ) =>
+      Effect.gen(function* () {
+        const key = queryKey(query)
+        yield* warm
+        yield* Deferred.await(ready)
+        const snapshot = yield* current
+        yield* follow(snapshot)
+        const { ranking, generation: made, offset } = yield* rankingOf(snapshot, key, among, cursor)
         const end = offset + limit
-        // A page of an earlier ranking shows the skills as they are now; ones that left are dropped.
+        // A page of an earlier snapshot's ranking shows the skills as they are now; ones that
+        // left are dropped.
         const page =
-          version === snapshot.version
-            ? ranked.skills.slice(offset, end)
-            : ranked.skills.slice(offset, end).flatMap((skill) => {
+          ranking.version === snapshot.version
+            ? ranking.skills.slice(offset, end)
+            : ranking.skills.slice(offset, end).flatMap((skill) => {
                 const now = snapshot.byId.get(skill.id)
                 return now === undefined ? [] : [now]
               })
         const result: ListPage = {
           skills: page,
-          total: ranked.skills.length,
-          match: ranked.match,
-          ...(end < ranked.skills.length
-            ? { nextCursor: encodeRankedCursor({ version, offset: end, query: key }) }
+          total: ranking.skills.length,
+          match: ranking.match,
+          searched: ranking.searched,
+          ...(end < ranking.skills.length
+            ? { nextCursor: encodeRankedCursor({ generation: made, offset: end, query: key }) }
             : {}),
         }
         return result
       })
 
-    return { warm, follow, search } as const
+    /** Waits until the index holds every skill of the current snapshot with its body. */
+    const indexed = Effect.gen(function* () {
+      yield* warm
+      yield* Deferred.await(ready)
+      yield* follow(yield* current)
+      while (indexingBodies !== undefined) yield* Deferred.await(indexingBodies)
+    })
+
+    return { warm, follow, search, indexed } as const
   })

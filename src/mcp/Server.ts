@@ -44,7 +44,14 @@ import {
   UriParams,
 } from "./resources.js"
 import { makeSubscriptions } from "./Subscriptions.js"
-import { GetSkillParams, getSkill, listSkills, makeLeftOutLog, SKILLS_EXTENSION } from "./skills.js"
+import {
+  GetSkillParams,
+  getSkill,
+  ListSkillsParams,
+  listSkills,
+  makeLeftOutLog,
+  SKILLS_EXTENSION,
+} from "./skills.js"
 import { callTool, toolDefinitions } from "./tools.js"
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
@@ -214,7 +221,10 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
         return {}
       },
       "skills/list": async (input, extra) =>
-        runner.request(listSkills(decodeParams(ListParams, "skills/list")(input), logLeftOut), extra.signal),
+        runner.request(
+          listSkills(decodeParams(ListSkillsParams, "skills/list")(input), logLeftOut),
+          extra.signal,
+        ),
       "skills/get": async (input, extra) => {
         const request = decodeParams(GetSkillParams, "skills/get")(input)
         return runner.request(

@@ -1,6 +1,8 @@
 /**
- * Argument completion: skill names and ids for the `skill` prompt, skill paths and file paths
- * for the skill file resource template. Anything else completes to an empty list, not an error.
+ * Argument completion: skill names and ids for the `skill` prompt (those the typed text begins,
+ * then the skills a search for it ranks, as `list_skills {query}` ranks them), skill paths and
+ * file paths for the skill file resource template. Anything else completes to an empty list, not
+ * an error.
  */
 import * as Cache from "effect/Cache"
 import * as Effect from "effect/Effect"
@@ -57,9 +59,14 @@ const skillPaths = perSnapshot((snapshot) =>
   ),
 )
 
-const completion = ({ values, lower }: Candidates, value: string) => {
+/** The values `value` begins, without case. */
+const beginning = ({ values, lower }: Candidates, value: string) => {
   const needle = value.toLowerCase()
-  const matches = values.filter((_, index) => lower[index]?.startsWith(needle) === true)
+  return values.filter((_, index) => lower[index]?.startsWith(needle) === true)
+}
+
+const completion = (candidates: Candidates, value: string) => {
+  const matches = beginning(candidates, value)
   return {
     completion: {
       values: matches.slice(0, MAX_VALUES),
@@ -95,7 +102,19 @@ export const makeCompleter = <R>(
         const { ref, argument } = params
         if (ref.type === "ref/prompt") {
           if (ref.name !== SKILL_PROMPT || argument.name !== "name") return EMPTY
-          return completion(namesAndIds(snapshot), argument.value)
+          const begun = beginning(namesAndIds(snapshot), argument.value)
+          if (argument.value.trim() === "" || begun.length > MAX_VALUES)
+            return completion(namesAndIds(snapshot), argument.value)
+          const ranked = yield* catalog.search(argument.value, MAX_VALUES, undefined)
+          const values = [...new Set([...begun, ...ranked.skills.map((skill) => skill.id)])]
+          const hasMore = values.length > MAX_VALUES || ranked.nextCursor !== undefined
+          return {
+            completion: {
+              values: values.slice(0, MAX_VALUES),
+              hasMore,
+              ...(hasMore ? {} : { total: values.length }),
+            },
+          }
         }
         if (ref.uri !== SKILL_FILE_TEMPLATE) return EMPTY
         if (argument.name === "skill") return completion(skillPaths(snapshot), argument.value)

@@ -20,7 +20,6 @@ import {
 import { SkillNotPublished, UnknownUri } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { Settings } from "../Settings.js"
-import type { ListParams } from "./Run.js"
 
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
@@ -28,6 +27,15 @@ export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 export const CACHE_HINTS = { ttlMs: 0, cacheScope: "private" } as const
 
 export const GetSkillParams = Schema.Struct({ uri: UriString })
+
+/**
+ * `skills/list`'s parameters: the cursor, and `query`, our extension until the standard has one:
+ * the published skills ranked as `list_skills {query}` ranks them.
+ */
+export const ListSkillsParams = Schema.Struct({
+  cursor: Schema.optional(Schema.String),
+  query: Schema.optional(Schema.String.pipe(Schema.maxLength(1_000))),
+})
 
 export interface SkillEntry {
   readonly uri: string
@@ -71,15 +79,30 @@ export const makeLeftOutLog = () => {
     })
 }
 
-export const listSkills = (
-  params: typeof ListParams.Type,
-  logLeftOut: (skill: Skill, reason: string) => Effect.Effect<void>,
-) =>
+/** A page of the published skills: in catalog order, or ranked by a query. */
+const publishedPage = (params: typeof ListSkillsParams.Type) =>
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const { protocolPageSize } = yield* Settings
+    if (params.query !== undefined && params.query.trim() !== "") {
+      const { skills, nextCursor } = yield* catalog.search(
+        params.query,
+        protocolPageSize,
+        params.cursor,
+        "published",
+      )
+      return { page: skills, ...(nextCursor === undefined ? {} : { nextCursor }) }
+    }
     const snapshot = yield* catalog.snapshot
-    const { page, nextCursor } = yield* paginate(snapshot.published, protocolPageSize, params.cursor)
+    return yield* paginate(snapshot.published, protocolPageSize, params.cursor)
+  })
+
+export const listSkills = (
+  params: typeof ListSkillsParams.Type,
+  logLeftOut: (skill: Skill, reason: string) => Effect.Effect<void>,
+) =>
+  Effect.gen(function* () {
+    const { page, nextCursor } = yield* publishedPage(params)
     const entries = yield* Effect.forEach(
       page,
       (skill) =>

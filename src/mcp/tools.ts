@@ -29,7 +29,7 @@ const ListSkillsArgs = Schema.Struct({
     Schema.String.pipe(Schema.maxLength(1_000, { message: () => "longer than 1000 characters" })).annotations(
       {
         description:
-          "Words describing the task; skills are ranked by relevance over their id, name and description (word beginnings and small typos match too). Omit to list all in catalog order.",
+          "Words describing the task; skills are ranked by relevance over their id, name, description and instructions (other forms of a word, word beginnings and small typos match too). Omit to list all in catalog order.",
       },
     ),
   ),
@@ -53,6 +53,12 @@ export const ListSkillsResult = Schema.Struct({
   skills: Schema.Array(SkillSummary),
   total: Schema.Int.annotations({ description: "How many skills match, across all pages." }),
   nextCursor: Schema.optional(Schema.String),
+  searched: Schema.optional(
+    Schema.Struct({ skills: Schema.Int, bodies: Schema.Int }).annotations({
+      description:
+        "With a query: how many skills were searched, and of how many their instructions too (indexed in the background after start-up and after changes).",
+    }),
+  ),
 })
 
 const GetSkillArgs = Schema.Struct({
@@ -259,7 +265,12 @@ const listSkills = (input: unknown) =>
       skills: page.skills.map(({ id, name, description }) => ({ id, name, description })),
       total: page.total,
       ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+      ...(page.searched === undefined ? {} : { searched: page.searched }),
     }
+    const partly =
+      page.searched === undefined || page.searched.bodies >= page.searched.skills
+        ? ""
+        : `\nSearched the instructions of ${page.searched.bodies} of ${page.searched.skills} skills so far (the rest are being indexed): ask again for a fuller search.`
     const header =
       page.total === 0
         ? args.query
@@ -273,7 +284,7 @@ const listSkills = (input: unknown) =>
     const notServed = notServedNote(yield* catalog.peek)
     const output: ToolOutput = {
       structured,
-      text: `${header}\n${page.skills.map(summaryLine).join("\n")}${more}${notServed === "" ? "" : `\n${notServed}`}`,
+      text: `${header}\n${page.skills.map(summaryLine).join("\n")}${more}${partly}${notServed === "" ? "" : `\n${notServed}`}`,
     }
     return output
   })
