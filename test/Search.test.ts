@@ -1,9 +1,11 @@
 import * as fs from "node:fs/promises"
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { Catalog } from "../src/catalog/Catalog.js"
 import type { Searchable } from "../src/catalog/Search.js"
 import { makeSearchIndex } from "../src/catalog/Search.js"
+import { makeSearching } from "../src/catalog/Searching.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -46,14 +48,18 @@ describe("search index", () => {
 
   it("takes a word some skill holds as meant, not as a typo of another", () => {
     const { rank } = indexOf([...corpus, skill("norms", "Check house norms.")])
-    expect(rank("forms").ids).toEqual(["forms", "pdf-processing"])
+    // Exact matches first, then a word its term ("form") begins.
+    expect(rank("forms").ids).toEqual(["forms", "pdf-processing", "spreadsheets"])
     expect(rank("norms").ids).toEqual(["norms"])
     expect(new Set(rank("formz").ids)).toEqual(new Set(["forms", "pdf-processing"]))
   })
 
-  it("ranks skills matching every word; only when none does, those matching some", () => {
+  it("ranks skills matching more of the query's words first, then those matching some", () => {
     const { rank } = indexOf(corpus)
-    expect(rank("pdf forms")).toEqual({ ids: ["pdf-processing"], match: "all" })
+    const both = rank("pdf forms")
+    expect(both.match).toBe("all")
+    expect(both.ids[0]).toBe("pdf-processing")
+    expect(new Set(both.ids)).toEqual(new Set(["pdf-processing", "pdf", "forms", "spreadsheets"]))
     const some = rank("pdf browser")
     expect(some.match).toBe("any")
     expect(new Set(some.ids)).toEqual(new Set(["pdf", "pdf-processing", "forms"]))
@@ -77,6 +83,51 @@ describe("search index", () => {
 /** The ranking a fresh index of `skills` gives: what an index kept in step must give too. */
 const freshRank = (skills: ReadonlyArray<Searchable>, query: string): Array<string> =>
   indexOf(skills).rank(query).ids
+
+describe("search over bodies", () => {
+  const skills = [
+    skill("described", "Draw zebra stripes."),
+    skill("headed", "Paint animals."),
+    skill("mentioned", "Paint more animals."),
+    skill("silent", "Nothing here."),
+  ]
+
+  it("finds words only a body holds: a heading above the text, both below the description", () => {
+    const { index, rank } = indexOf(skills)
+    expect(rank("zebra").ids).toEqual(["described"])
+    expect(index.addBody(skills[1] as Searchable, "# Zebra stripes\n\nHow to paint them.")).toBe(true)
+    expect(index.addBody(skills[2] as Searchable, "# Stripes\n\nA zebra has them.")).toBe(true)
+    expect(index.addBody(skills[3] as Searchable, "Nothing about it.")).toBe(true)
+    expect(rank("zebra").ids).toEqual(["described", "headed", "mentioned"])
+    expect(index.size()).toEqual({ skills: 4, bodies: 3 })
+  })
+
+  it("indexes a body once, and only for the skill object indexed: an edit takes a new body", () => {
+    const { index, rank } = indexOf(skills)
+    const old = skills[3] as Searchable
+    expect(index.addBody(old, "Zebra crossing.")).toBe(true)
+    expect(index.addBody(old, "Twice.")).toBe(false)
+    const edited = skill("silent", "Nothing here, still.")
+    const current = [...skills.slice(0, 3), edited]
+    index.sync(current, new Map(current.map((entry) => [entry.id, entry])))
+    // The old object's body went with it; a late read of it is not taken for the new one.
+    expect(rank("crossing").ids).toEqual([])
+    expect(index.addBody(old, "Zebra crossing.")).toBe(false)
+    expect(index.addBody(edited, "Pelican crossing.")).toBe(true)
+    expect(rank("crossing").ids).toEqual(["silent"])
+    expect(rank("zebra").ids).toEqual(["described"])
+  })
+
+  it("matches other forms of a word through its stem, typed or indexed", () => {
+    const { index, rank } = indexOf([skill("debugging", "Find bugs."), skill("other", "Other things.")])
+    index.addBody(
+      index.rank("bugs").skills[0] as Searchable,
+      "When a test fails, trace the failure to its root cause.",
+    )
+    expect(rank("my tests keep failing").ids[0]).toBe("debugging")
+    expect(rank("tested").ids).toEqual(["debugging"])
+  })
+})
 
 describe("search ranking", () => {
   /** A deterministic catalog whose words overlap, begin one another and differ by a letter. */
@@ -261,6 +312,49 @@ describe("search ranking", () => {
   })
 })
 
+describe("searching while bodies are read", () => {
+  it.scoped("answers from what is indexed, saying so, and follows an edited body", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "alpha/SKILL.md": skillMd("alpha", "First skill.", "# Alpha\n\nUse a zebra.\n"),
+        "beta/SKILL.md": skillMd("beta", "Second skill.", "# Beta\n\nNo stripes.\n"),
+      })
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const snapshot = yield* catalog.peek
+        // Bodies are read only once `open` is: until then the index holds the metadata alone.
+        const open = yield* Deferred.make<void>()
+        const searching = yield* makeSearching(catalog.peek, (entry) =>
+          Effect.as(Deferred.await(open), entry.id === "alpha" ? "Use a zebra." : "No stripes."),
+        )
+        const early = yield* searching.search("zebra", 10, undefined)
+        expect(early.skills).toEqual([])
+        expect(early.searched).toEqual({ skills: 2, bodies: 0 })
+        yield* Deferred.succeed(open, undefined)
+        yield* searching.indexed
+        const later = yield* searching.search("zebra", 10, undefined)
+        expect(later.skills.map((entry) => entry.id)).toEqual(["alpha"])
+        expect(later.searched).toEqual({ skills: snapshot.skills.length, bodies: 2 })
+
+        // Through the catalog: an edited body is read and indexed again.
+        yield* catalog.searchIndexed
+        expect((yield* catalog.list({ query: "zebra" })).skills.map((entry) => entry.id)).toEqual(["alpha"])
+        yield* Effect.promise(() =>
+          fs.writeFile(`${root}/beta/SKILL.md`, skillMd("beta", "Second skill.", "# Beta\n\nA zebra too.\n")),
+        )
+        yield* Effect.promise(() =>
+          fs.writeFile(`${root}/alpha/SKILL.md`, skillMd("alpha", "First skill.", "# Alpha\n\nA horse.\n")),
+        )
+        yield* catalog.refresh
+        yield* catalog.searchIndexed
+        const edited = yield* catalog.list({ query: "zebra" })
+        expect(edited.skills.map((entry) => entry.id)).toEqual(["beta"])
+        expect(edited.searched).toEqual({ skills: 2, bodies: 2 })
+      }).pipe(Effect.provide(servicesFor([root])))
+    }),
+  )
+})
+
 describe("Catalog search", () => {
   const tree = () => {
     const files: Record<string, string> = {}
@@ -278,7 +372,11 @@ describe("Catalog search", () => {
       yield* Effect.gen(function* () {
         const catalog = yield* Catalog
         const whole = yield* catalog.list({ query: "sales reports", limit: 100 })
-        expect(whole.total).toBe(10)
+        // Every skill matches a word; the ten matching both come first.
+        expect(whole.total).toBe(31)
+        expect(new Set(whole.skills.slice(0, 10).map((entry) => entry.description))).toEqual(
+          new Set(["Build quarterly sales reports."]),
+        )
         const first = yield* catalog.list({ query: "Sales" })
         expect(first.skills[0]?.id).toBe("sales")
         expect(first.match).toBe("all")

@@ -2,15 +2,16 @@
  * Search: ranks skills by relevance to a query over four fields: the id and the name, the
  * description, and the SKILL.md body's headings and text (given later, by `addBody`). Words
  * become terms as src/catalog/Words.ts says (split, stop words, stems). The rules as users see
- * them (fields and weights, prefixes, typos, all words first, the bound on common words) are in
- * docs/MCP.md, `list_skills`. An exact id or name is put first by the Catalog.
+ * them are in docs/MCP.md, `list_skills`.
  *
- * The scoring is MiniSearch's (BM25+ with its parameters, prefix and typo weights, a skill's
- * score times the number of query words it matches) and the terms sit in its radix tree
- * (`minisearch/SearchableMap`, for prefix and typo lookups), but the postings are ours: one
- * typed array per term, and a ranking sums scores in one array by document number (MiniSearch's
- * own index, a Map per term and field and an object per match, costs several times the memory
- * and query time).
+ * The scoring is BM25F: per skill and query term, the occurrences in each field, weighted by the
+ * field and normalised by its length, are summed before they saturate, times the term's rarity
+ * among skills; a skill's score is then multiplied by the number of query words it matches.
+ * Query words also stand for the terms their term begins and, when no skill holds it, terms a
+ * typo or two away (MiniSearch's radix tree, `minisearch/SearchableMap`, finds both), at lower
+ * weights. The postings are ours: one typed array per term, and a ranking sums scores in one
+ * array by document number (MiniSearch's own index, a Map per term and field and an object per
+ * match, costs several times the memory and query time).
  *
  * `sync` re-indexes only skills whose metadata object changed (the catalog keeps unchanged ones
  * as the very same objects); an edited skill is a new document, whose body is indexed again. A
@@ -50,19 +51,40 @@ const MAX_OCCURRENCES = 512
 /** A body is indexed up to this many characters (a SKILL.md is meant to stay under 500 lines). */
 export const MAX_BODY_CHARS = 100_000
 
-/** MiniSearch's defaults, which the rankings were first tuned with. */
-const PREFIX_WEIGHT = 0.375
-const TYPO_WEIGHT = 0.45
-const [K, B, D] = [1.2, 0.7, 0.5]
-
 /** The fields of a skill, each a posting's low two bits. */
 const ID_AND_NAME = 0
 const DESCRIPTION = 1
 const HEADINGS = 2
 const BODY = 3
 const FIELDS = 4
-/** Per field: its weight. */
-const FIELD_BOOSTS = [3, 1, 0.5, 0.2] as const
+/**
+ * How a ranking weighs what it finds. The defaults were chosen on the relevance evaluation
+ * (test/bench/search-eval): `node test/bench/search-tune.mjs` scores a grid of weightings on it,
+ * the same for every query, and the defaults sit in a region where neighbours score alike.
+ */
+export interface RankingWeights {
+  /** Per field (id and name, description, headings, body text): an occurrence's weight. */
+  readonly fields: readonly [number, number, number, number]
+  /** A term the query word's term begins, and one a typo away, against an exact match's 1. */
+  readonly prefix: number
+  readonly typo: number
+  /** BM25F: frequency saturation, length normalisation, and a floor for any match (BM25+). */
+  readonly k: number
+  readonly b: number
+  readonly d: number
+  /** Whether only skills matching every query word are listed when any does. */
+  readonly allWords: boolean
+}
+
+export const DEFAULT_WEIGHTS: RankingWeights = {
+  fields: [3, 1, 0.5, 0.05],
+  prefix: 0.1,
+  typo: 0.45,
+  k: 1.2,
+  b: 0.9,
+  d: 0,
+  allWords: false,
+}
 
 /** A field's text as indexed: its terms with their counts, and its length in terms. */
 const countTerms = (text: string) => {
@@ -188,19 +210,6 @@ class Index<S extends Searchable> {
     this.removed = 0
   }
 
-  /** Per field: how many current skills hold the term there. */
-  holders(term: Term) {
-    const holders = [0, 0, 0, 0]
-    let last = -1
-    for (let at = 0; at < term.used; at++) {
-      const entry = term.postings[at] ?? 0
-      if (entry === last) continue
-      last = entry
-      if (this.skills[entry >>> 2] !== undefined) holders[entry & 3] = (holders[entry & 3] ?? 0) + 1
-    }
-    return holders
-  }
-
   /** Some current skill holds the term. */
   held(term: Term) {
     for (let at = 0; at < term.used; at++)
@@ -213,30 +222,30 @@ class Index<S extends Searchable> {
    * terms the word as typed begins (not its stem: `forms` is not the beginning of `formulas`),
    * and, for a term no skill holds, the terms a typo or two away.
    */
-  expansions({ term: stem, word }: QueryWord): Expansions {
+  expansions({ term: stem, word }: QueryWord, weights: RankingWeights): Expansions {
     const found: Array<readonly [Term, number]> = []
     const exact = this.terms.get(stem)
     if (exact !== undefined) found.push([exact, 1])
     const seen = new Set<string>([stem])
-    for (const [term, data] of this.tree.atPrefix(word)) {
+    for (const [term, data] of this.tree.atPrefix(stem)) {
       if (seen.has(term)) continue
       seen.add(term)
-      found.push([data, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * (term.length - word.length))])
+      found.push([data, (weights.prefix * term.length) / (term.length + 0.3 * (term.length - stem.length))])
     }
     // A word some skill holds is taken as meant; only an unknown word may be a typo.
     const typos =
-      exact !== undefined && this.held(exact) ? 0 : word.length >= 9 ? 2 : word.length >= 5 ? 1 : 0
+      exact !== undefined && this.held(exact) ? 0 : word.length >= 6 ? 2 : word.length >= 4 ? 1 : 0
     if (typos === 0) return found
     for (const [term, [data, distance]] of this.tree.fuzzyGet(stem, typos)) {
-      if (!seen.has(term)) found.push([data, (TYPO_WEIGHT * term.length) / (term.length + distance)])
+      if (!seen.has(term)) found.push([data, (weights.typo * term.length) / (term.length + distance)])
     }
     return found
   }
 
   /** Per query word, its expansions; less the most common words while they hold too many postings. */
-  affordable(words: ReadonlyArray<QueryWord>): Array<Expansions> {
+  affordable(words: ReadonlyArray<QueryWord>, weights: RankingWeights): Array<Expansions> {
     const costs = words.map((word) => {
-      const terms = this.expansions(word)
+      const terms = this.expansions(word, weights)
       return { terms, cost: terms.reduce((sum, [{ used }]) => sum + used, 0) }
     })
     costs.sort((a, b) => a.cost - b.cost)
@@ -246,8 +255,9 @@ class Index<S extends Searchable> {
   }
 
   /** Skills by relevance to the words (at most 16) these expansions stand for, best first. */
-  rank(words: ReadonlyArray<Expansions>): Ranking<S> {
+  rank(words: ReadonlyArray<Expansions>, weights: RankingWeights): Ranking<S> {
     const { lengths, positions, skills } = this
+    const { fields, k, b, d, allWords } = weights
     const count = this.documentOf.size
     /** Per field: how many current skills have it indexed (bodies come after the metadata). */
     const indexed = [count, count, this.bodies, this.bodies]
@@ -256,13 +266,12 @@ class Index<S extends Searchable> {
     /** Per document number: the query words it matched, a bit each. */
     const matched = new Uint16Array(skills.length)
     const hits: Array<number> = []
+    /** Per document number: a term's occurrences, weighted by field and normalised by length. */
+    const frequencies = new Float64Array(skills.length)
     words.forEach((terms, bit) => {
       for (const [term, weight] of terms) {
         const { postings, used } = term
-        const idf = this.holders(term).map((holding, field) => {
-          const of = indexed[field] ?? 0
-          return Math.log(1 + (of - holding + 0.5) / (holding + 0.5))
-        })
+        const holding: Array<number> = []
         let at = 0
         while (at < used) {
           const entry = postings[at] ?? 0
@@ -271,16 +280,25 @@ class Index<S extends Searchable> {
           const document = entry >>> 2
           if (skills[document] === undefined) continue
           const field = entry & 3
-          const norm = K * (1 - B + (B * (lengths[entry] ?? 0)) / (averages[field] || 1))
-          const bm25 = (idf[field] ?? 0) * (D + (frequency * (K + 1)) / (frequency + norm))
+          if (frequencies[document] === 0) holding.push(document)
+          frequencies[document] =
+            (frequencies[document] ?? 0) +
+            ((fields[field] ?? 1) * frequency) /
+              (1 - b + (b * (lengths[entry] ?? 0)) / (averages[field] || 1))
+        }
+        const idf = Math.log(1 + (count - holding.length + 0.5) / (holding.length + 0.5))
+        for (const document of holding) {
+          const frequency = frequencies[document] ?? 0
+          frequencies[document] = 0
           if (matched[document] === 0) hits.push(document)
           matched[document] = (matched[document] ?? 0) | (1 << bit)
-          scores[document] = (scores[document] ?? 0) + weight * (FIELD_BOOSTS[field] ?? 1) * bm25
+          scores[document] =
+            (scores[document] ?? 0) + weight * idf * (d + (frequency * (k + 1)) / (frequency + k))
         }
       }
     })
     const all = hits.filter((document) => matched[document] === (1 << words.length) - 1)
-    const ranked = all.length > 0 ? all : hits
+    const ranked = allWords && all.length > 0 ? all : hits
     for (const document of ranked)
       scores[document] = (scores[document] ?? 0) * bitCount(matched[document] ?? 0)
     ranked.sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0) || (positions[a] ?? 0) - (positions[b] ?? 0))
@@ -289,7 +307,11 @@ class Index<S extends Searchable> {
       const skill = skills[document]
       if (skill !== undefined) found.push(skill)
     }
-    return { skills: found, match: all.length > 0 || hits.length === 0 ? "all" : "any" }
+    const first = ranked[0]
+    return {
+      skills: found,
+      match: first === undefined || matched[first] === (1 << words.length) - 1 ? "all" : "any",
+    }
   }
 }
 
@@ -309,13 +331,13 @@ export interface SearchIndex<S extends Searchable> {
   readonly addBody: (skill: S, body: string) => boolean
   /** Whether this skill object is indexed with its body. */
   readonly hasBody: (skill: S) => boolean
-  /** Ranks the skills of the last sync. */
-  readonly rank: (query: string) => Ranking<S>
+  /** Ranks the skills of the last sync (with other weights than the index's, to compare them). */
+  readonly rank: (query: string, weights?: RankingWeights) => Ranking<S>
   /** How many skills are indexed, and how many of them with their body. */
   readonly size: () => { readonly skills: number; readonly bodies: number }
 }
 
-export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
+export const makeSearchIndex = <S extends Searchable>(weights = DEFAULT_WEIGHTS): SearchIndex<S> => {
   const index = new Index<S>()
 
   const sync = (skills: ReadonlyArray<S>, byId: ReadonlyMap<string, S>) => {
@@ -346,10 +368,10 @@ export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
     },
     addBody: (skill, body) => index.addBody(skill, body),
     hasBody: (skill) => index.hasBody(skill),
-    rank: (query) => {
+    rank: (query, using = weights) => {
       const words = queryWords(query).slice(0, MAX_QUERY_WORDS)
       if (words.length === 0) return { skills: [], match: "all" }
-      return index.rank(index.affordable(words))
+      return index.rank(index.affordable(words, using), using)
     },
     size: () => ({ skills: index.documentOf.size, bodies: index.bodies }),
   }

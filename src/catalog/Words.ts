@@ -18,10 +18,22 @@ const PARTS = /\p{Lu}+(?!\p{Ll})|\p{Lu}?\p{Ll}+|\p{N}+|\p{L}+/gu
 const MAX_WORD_LENGTH = 64
 const ENGLISH = /^[a-z]+$/
 
+/**
+ * English stop words: the Snowball project's list (as NLTK ships it), with the pieces the split
+ * at apostrophes leaves (`don't`: `don`, `t`). They say nothing about a task, and in a body
+ * they are most of the words.
+ */
 const STOP_WORDS: ReadonlySet<string> = new Set(
   (
-    "a an and are as at be by for from how i in into is it its me my of on or our that the this " +
-    "to us was we what when where which with you your"
+    "i me my myself we our ours ourselves you your yours yourself yourselves he him his himself " +
+    "she her hers herself it its itself they them their theirs themselves what which who whom " +
+    "this that these those am is are was were be been being have has had having do does did " +
+    "doing a an the and but if or because as until while of at by for with about against " +
+    "between into through during before after above below to from up down in out on off over " +
+    "under again further then once here there when where why how all any both each few more " +
+    "most other some such no nor not only own same so than too very can will just should now " +
+    "would could ought let s t d ll m o re ve y don doesn didn isn aren wasn weren hasn haven " +
+    "hadn won wouldn shouldn couldn mustn needn shan ain ma mightn"
   ).split(" "),
 )
 

@@ -29,7 +29,7 @@ const ListSkillsArgs = Schema.Struct({
     Schema.String.pipe(Schema.maxLength(1_000, { message: () => "longer than 1000 characters" })).annotations(
       {
         description:
-          "Words describing the task; skills are ranked by relevance over their id, name, description and instructions (other forms of a word, word beginnings and small typos match too). Omit to list all in catalog order.",
+          "Words describing the task; skills are ranked by relevance over their whole SKILL.md (small typos match too). Omit to list all in catalog order.",
       },
     ),
   ),
@@ -53,12 +53,8 @@ export const ListSkillsResult = Schema.Struct({
   skills: Schema.Array(SkillSummary),
   total: Schema.Int.annotations({ description: "How many skills match, across all pages." }),
   nextCursor: Schema.optional(Schema.String),
-  searched: Schema.optional(
-    Schema.Struct({ skills: Schema.Int, bodies: Schema.Int }).annotations({
-      description:
-        "With a query: how many skills were searched, and of how many their instructions too (indexed in the background after start-up and after changes).",
-    }),
-  ),
+  /** With a query: skills searched, and how many with their instructions (indexed in the background). */
+  searched: Schema.optional(Schema.Struct({ skills: Schema.Int, bodies: Schema.Int })),
 })
 
 const GetSkillArgs = Schema.Struct({

@@ -18,71 +18,29 @@
  *
  * Usage: npm run bench:search [-- --json]
  */
-import { execFileSync } from "node:child_process"
-import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-
-const PROJECT = fileURLToPath(new URL("../..", import.meta.url))
-const HERE = path.join(PROJECT, "test", "bench", "search-eval")
-const BIN = path.join(PROJECT, "dist", "bin.cjs")
-const CACHE = process.env.XDG_CACHE_HOME
-  ? path.join(process.env.XDG_CACHE_HOME, "skills-mcp", "eval")
-  : path.join(os.tmpdir(), "skills-mcp-eval")
-const LIMIT = 10
-const log = (message) => process.stderr.write(`[search-eval] ${message}\n`)
+import {
+  BIN,
+  ensureBuilt,
+  evalRoots,
+  judge,
+  LIMIT,
+  log,
+  queries,
+  score,
+  sources,
+} from "./search-eval/corpus.mjs"
 
 const { values: options } = parseArgs({ options: { json: { type: "boolean", default: false } } })
-const readJson = (file) => JSON.parse(fs.readFileSync(path.join(HERE, file), "utf8"))
-const { sources } = readJson("sources.json")
-const { queries } = readJson("queries.json")
-
-// ---------------------------------------------------------------------------------------
-// The skill roots
-
-/** Unpacks a source's pinned version into the cache (once) and returns its folder. */
-const fetchSource = ({ package: name, version, exclude = [] }) => {
-  const dir = path.join(CACHE, `${name.replace("/", "+")}@${version}`)
-  if (fs.existsSync(path.join(dir, ".complete"))) return dir
-  log(`fetching ${name}@${version} into ${dir}`)
-  fs.mkdirSync(CACHE, { recursive: true })
-  const work = fs.mkdtempSync(path.join(CACHE, ".fetch-"))
-  const packed = execFileSync("npm", ["pack", `${name}@${version}`, "--silent", "--pack-destination", work], {
-    encoding: "utf8",
-  })
-  const tarball = packed.trim().split("\n").at(-1)
-  const unpacked = path.join(work, "unpacked")
-  fs.mkdirSync(unpacked)
-  // npm tarballs hold everything under package/
-  execFileSync("tar", ["xzf", path.join(work, tarball), "-C", unpacked, "--strip-components=1"])
-  for (const folder of exclude) fs.rmSync(path.join(unpacked, folder), { recursive: true, force: true })
-  fs.writeFileSync(path.join(unpacked, ".complete"), `${name}@${version}\n`)
-  fs.rmSync(dir, { recursive: true, force: true })
-  fs.renameSync(unpacked, dir)
-  fs.rmSync(work, { recursive: true, force: true })
-  return dir
-}
-
-const roots = [
-  path.join(PROJECT, "fixtures", "valid"),
-  path.join(PROJECT, "examples", "skills"),
-  ...sources.flatMap((source) => {
-    const dir = fetchSource(source)
-    return source.dirs.map((folder) => path.join(dir, folder))
-  }),
-]
+const roots = evalRoots()
 
 // ---------------------------------------------------------------------------------------
 // The server
 
-if (!fs.existsSync(BIN)) {
-  log("dist/bin.cjs is missing: npm run build")
-  execFileSync("npm", ["run", "build"], { cwd: PROJECT, stdio: ["ignore", process.stderr, "inherit"] })
-}
+ensureBuilt()
 const transport = new StdioClientTransport({
   command: process.execPath,
   args: [BIN, "--no-watch", ...roots.flatMap((root) => ["--skills-dir", root])],
@@ -105,6 +63,20 @@ const listSkills = async (args) => {
   return { ids: skills.map((skill) => skill.id), nextCursor: result.structuredContent.nextCursor }
 }
 
+/**
+ * Waits until the search index holds every skill's body (indexed in the background after
+ * start-up), so the figures do not depend on how fast that went.
+ */
+const bodiesIndexed = async () => {
+  for (let tries = 0; tries < 600; tries++) {
+    const result = await client.callTool({ name: "list_skills", arguments: { query: "skill", limit: 1 } })
+    const searched = result.structuredContent?.searched
+    if (searched !== undefined && searched.bodies >= searched.skills) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error("the server did not index every skill's body within 60 s")
+}
+
 /** Every id the server serves (all pages of list_skills without a query). */
 const servedIds = async () => {
   const ids = new Set()
@@ -125,27 +97,14 @@ let served
 try {
   await client.connect(transport)
   served = await servedIds()
-  for (const { query, kind, relevant } of queries) {
-    const { ids } = await listSkills({ query, limit: LIMIT })
-    const index = ids.findIndex((id) => relevant.includes(id))
-    results.push({ query, kind, relevant, rank: index === -1 ? null : index + 1, top: ids })
-  }
+  await bodiesIndexed()
+  for (const query of queries)
+    results.push(judge(query, (await listSkills({ query: query.query, limit: LIMIT })).ids))
 } catch (error) {
   log(`${error instanceof Error ? error.message : String(error)}\n${serverLog}`)
   process.exitCode = 1
 } finally {
   await client.close()
-}
-
-/** recall@1, recall@5 and MRR@10 of some results. */
-const score = (rows) => {
-  const share = (predicate) => rows.filter(predicate).length / rows.length
-  return {
-    queries: rows.length,
-    recall1: share((row) => row.rank === 1),
-    recall5: share((row) => row.rank !== null && row.rank <= 5),
-    mrr10: rows.reduce((sum, row) => sum + (row.rank === null ? 0 : 1 / row.rank), 0) / rows.length,
-  }
 }
 
 if (results.length === queries.length) {

@@ -584,7 +584,7 @@ describe("catalog placement and tool listing", () => {
   })
 
   it("keeps the instructions and the whole tools/list within --catalog-budget, pointing to the rest", async () => {
-    const budget = 6_000
+    const budget = 6_500
     const small = await startOnValid("--catalog-budget", String(budget))
     try {
       const instructions = small.client.getInstructions() ?? ""
@@ -600,7 +600,7 @@ describe("catalog placement and tool listing", () => {
   })
 
   it("bounds the instructions and tools/list each by its own budget, and says when one is below the fixed text", async () => {
-    const [instructionsBudget, toolsBudget] = [1_500, 6_000]
+    const [instructionsBudget, toolsBudget] = [1_500, 6_500]
     const apart = await startOnValid(
       "--instructions-budget",
       String(instructionsBudget),
