@@ -38,16 +38,13 @@ export interface Ranking<S extends Searchable> {
 
 const MAX_QUERY_WORDS = 12
 /**
- * Most postings a query may read, over its words and the words they stand for; past it the most
- * common words are dropped (down to one): a word most skills hold says little (BM25 weighs it
- * near zero) and is what makes a search slow.
+ * Most postings ((skill, field) pairs) a query may read, over its words and the words they stand
+ * for; past it the most common words are dropped (down to one): a word most skills hold says
+ * little (BM25 weighs it near zero) and is what makes a search slow.
  */
-const MAX_QUERY_POSTINGS = 100_000
-/**
- * A word's occurrences counted at most in a field of a skill (a posting each): more than a
- * 1,024-character description holds, so a hostile long one costs no more.
- */
-const MAX_OCCURRENCES = 512
+const MAX_QUERY_POSTINGS = 40_000
+/** A word's occurrences counted at most in a field of a skill (a posting holds the count). */
+const MAX_OCCURRENCES = 0xffff
 /** A body is indexed up to this many characters (a SKILL.md is meant to stay under 500 lines). */
 export const MAX_BODY_CHARS = 100_000
 
@@ -104,8 +101,9 @@ const bitCount = (bits: number) => {
 }
 
 interface Term {
-  /** `document * 4 + field` per occurrence; a document's entries for a field side by side. */
+  /** A posting per (skill, field) holding the term: `document * 4 + field`, and its count there. */
   postings: Uint32Array
+  counts: Uint16Array
   used: number
 }
 
@@ -136,18 +134,21 @@ class Index<S extends Searchable> {
     for (const [word, occurrences] of counts) {
       let term = this.terms.get(word)
       if (term === undefined) {
-        term = { postings: new Uint32Array(2), used: 0 }
+        term = { postings: new Uint32Array(2), counts: new Uint16Array(2), used: 0 }
         this.terms.set(word, term)
         this.tree.set(word, term)
       }
-      const used = term.used + Math.min(occurrences, MAX_OCCURRENCES)
-      if (used > term.postings.length) {
-        const larger = new Uint32Array(Math.max(used, term.postings.length * 2))
-        larger.set(term.postings)
-        term.postings = larger
+      if (term.used === term.postings.length) {
+        const postings = new Uint32Array(term.used * 2)
+        const counts = new Uint16Array(term.used * 2)
+        postings.set(term.postings)
+        counts.set(term.counts)
+        term.postings = postings
+        term.counts = counts
       }
-      term.postings.fill(document * FIELDS + field, term.used, used)
-      term.used = used
+      term.postings[term.used] = document * FIELDS + field
+      term.counts[term.used] = Math.min(occurrences, MAX_OCCURRENCES)
+      term.used++
     }
   }
 
@@ -174,9 +175,9 @@ class Index<S extends Searchable> {
     return true
   }
 
-  hasBody(skill: S) {
+  needsBody(skill: S) {
     const document = this.documentOf.get(skill.id)
-    return document !== undefined && this.skills[document] === skill && this.withBody[document] === true
+    return document !== undefined && this.skills[document] === skill && this.withBody[document] === false
   }
 
   /** Leaves a document out: its postings stay, skipped, and count for nothing. */
@@ -199,13 +200,19 @@ class Index<S extends Searchable> {
       let kept = 0
       for (let at = 0; at < term.used; at++) {
         const entry = term.postings[at] ?? 0
-        if (this.skills[entry >>> 2] !== undefined) term.postings[kept++] = entry
+        if (this.skills[entry >>> 2] === undefined) continue
+        term.postings[kept] = entry
+        term.counts[kept] = term.counts[at] ?? 0
+        kept++
       }
       term.used = kept
       if (kept === 0) {
         this.terms.delete(word)
         this.tree.delete(word)
-      } else if (kept < term.postings.length / 4) term.postings = term.postings.slice(0, kept)
+      } else if (kept < term.postings.length / 4) {
+        term.postings = term.postings.slice(0, kept)
+        term.counts = term.counts.slice(0, kept)
+      }
     }
     this.removed = 0
   }
@@ -270,20 +277,17 @@ class Index<S extends Searchable> {
     const frequencies = new Float64Array(skills.length)
     words.forEach((terms, bit) => {
       for (const [term, weight] of terms) {
-        const { postings, used } = term
+        const { postings, counts, used } = term
         const holding: Array<number> = []
-        let at = 0
-        while (at < used) {
+        for (let at = 0; at < used; at++) {
           const entry = postings[at] ?? 0
-          let frequency = 1
-          while (++at < used && postings[at] === entry) frequency++
           const document = entry >>> 2
           if (skills[document] === undefined) continue
           const field = entry & 3
           if (frequencies[document] === 0) holding.push(document)
           frequencies[document] =
             (frequencies[document] ?? 0) +
-            ((fields[field] ?? 1) * frequency) /
+            ((fields[field] ?? 1) * (counts[at] ?? 1)) /
               (1 - b + (b * (lengths[entry] ?? 0)) / (averages[field] || 1))
         }
         const idf = Math.log(1 + (count - holding.length + 0.5) / (holding.length + 0.5))
@@ -329,8 +333,8 @@ export interface SearchIndex<S extends Searchable> {
    * indexed and its body is not yet; answers whether it did.
    */
   readonly addBody: (skill: S, body: string) => boolean
-  /** Whether this skill object is indexed with its body. */
-  readonly hasBody: (skill: S) => boolean
+  /** Whether this very skill object is indexed, without its body yet. */
+  readonly needsBody: (skill: S) => boolean
   /** Ranks the skills of the last sync (with other weights than the index's, to compare them). */
   readonly rank: (query: string, weights?: RankingWeights) => Ranking<S>
   /** How many skills are indexed, and how many of them with their body. */
@@ -367,7 +371,7 @@ export const makeSearchIndex = <S extends Searchable>(weights = DEFAULT_WEIGHTS)
       if (!index.documentOf.has(skill.id)) index.add(skill, index.documentOf.size)
     },
     addBody: (skill, body) => index.addBody(skill, body),
-    hasBody: (skill) => index.hasBody(skill),
+    needsBody: (skill) => index.needsBody(skill),
     rank: (query, using = weights) => {
       const words = queryWords(query).slice(0, MAX_QUERY_WORDS)
       if (words.length === 0) return { skills: [], match: "all" }

@@ -59,11 +59,12 @@ export const makeSearching = (
         yield* Effect.forEach(
           batch,
           (skill) =>
-            built.hasBody(skill)
-              ? Effect.void
-              : Effect.map(readBody(skill), (body) => {
+            // A skill edited or removed since it was queued is skipped: its successor is queued.
+            built.needsBody(skill)
+              ? Effect.map(readBody(skill), (body) => {
                   if (built.addBody(skill, body ?? "")) generation++
-                }),
+                })
+              : Effect.void,
           { concurrency: BODY_READS, discard: true },
         )
       }

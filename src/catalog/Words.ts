@@ -14,6 +14,8 @@ import { stemmer } from "stemmer"
 const WORD = /[\p{L}\p{N}]+/gu
 /** The parts of a word: a run of capitals not followed by lowercase, a capitalised run, digits. */
 const PARTS = /\p{Lu}+(?!\p{Ll})|\p{Lu}?\p{Ll}+|\p{N}+|\p{L}+/gu
+/** A word that splits: a capital after its first letter, or letters beside digits. */
+const SPLITS = /.\p{Lu}|\p{N}\p{L}|\p{L}\p{N}/u
 /** Longer runs are not words (hashes, base64, minified code): they are not indexed. */
 const MAX_WORD_LENGTH = 64
 const ENGLISH = /^[a-z]+$/
@@ -37,10 +39,23 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(" "),
 )
 
+/**
+ * Stems already worked out: a few thousand words make most of any text, and stemming is the
+ * dearest step of indexing a body. Bounded; past the bound, words are stemmed each time.
+ */
+const stems = new Map<string, string>()
+const MAX_STEMS = 50_000
+
 /** A lowercase word as a term: stemmed when English, null for a stop word. */
 const termOf = (word: string): string | null => {
   if (STOP_WORDS.has(word)) return null
-  return ENGLISH.test(word) ? stemmer(word) : word
+  if (!ENGLISH.test(word)) return word
+  let stem = stems.get(word)
+  if (stem === undefined) {
+    stem = stemmer(word)
+    if (stems.size < MAX_STEMS) stems.set(word, stem)
+  }
+  return stem
 }
 
 /**
@@ -53,6 +68,7 @@ export const forEachTerm = (text: string, found: (term: string, word: string) =>
     const word = raw.toLowerCase()
     const whole = termOf(word)
     if (whole !== null) found(whole, word)
+    if (!SPLITS.test(raw)) continue
     const parts = raw.match(PARTS)
     if (parts === null || parts.length < 2) continue
     for (const part of parts) {

@@ -105,5 +105,18 @@ const tried = grid.map((weights) => ({ weights, figures: evaluate(weights) }))
 tried.sort((x, y) => y.figures.mrr10 - x.figures.mrr10 || y.figures.recall5 - x.figures.recall5)
 const lines = [`${skills.length} skills, ${queries.length} queries, ${grid.length} weightings`, "best:"]
 for (const { weights, figures } of tried.slice(0, 10)) lines.push(`  ${line(weights, figures)}`)
+// The rule that lists only skills matching every word (when any does), against the same
+// weighting without it.
+const twin = (weights) => JSON.stringify({ ...weights, allWords: undefined })
+const without = new Map(
+  tried.filter(({ weights }) => !weights.allWords).map((t) => [twin(t.weights), t.figures]),
+)
+const allWords = tried.filter(({ weights }) => weights.allWords)
+const better = allWords.filter(
+  ({ weights, figures }) => figures.mrr10 > (without.get(twin(weights))?.mrr10 ?? 1),
+)
+lines.push(
+  `all words only: best ${line(allWords[0].weights, allWords[0].figures)}; above its twin without the rule in ${better.length} of ${allWords.length} weightings`,
+)
 lines.push("defaults:", `  ${line(DEFAULT_WEIGHTS, evaluate(DEFAULT_WEIGHTS))}`)
 process.stdout.write(`${lines.join("\n")}\n`)
