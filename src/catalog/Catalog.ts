@@ -22,7 +22,7 @@ import { fingerprintOf, sameFingerprint } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import type { Candidate, DiscoveryResult } from "../skills/Discovery.js"
 import { Discovery, SKILL_FILE } from "../skills/Discovery.js"
-import { Frontmatter } from "../skills/Frontmatter.js"
+import { Frontmatter, splitFrontmatter } from "../skills/Frontmatter.js"
 import { Validation } from "../skills/Validation.js"
 import type { Built, Parsed } from "./Build.js"
 import { build, describeChange, ParseCache, sameCatalog, skippedAs } from "./Build.js"
@@ -80,9 +80,14 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     /** The first scan builds the catalog; changes are announced from then on. */
     let started = false
     const files = yield* SkillFiles
+    // A body for the search index: SKILL.md read as get_skill reads it (inside the skill, within
+    // the size limit), split from its frontmatter without parsing that again.
     const searching = yield* makeSearching(Ref.get(state), (skill) =>
-      files.loadSkill(skill).pipe(
-        Effect.map(({ body }) => body),
+      files.readBytes(skill, SKILL_FILE).pipe(
+        Effect.map(({ bytes }) => {
+          const split = splitFrontmatter(Buffer.from(bytes).toString("utf8"))
+          return split._tag === "Split" ? split.value.body : undefined
+        }),
         Effect.orElseSucceed(() => undefined),
       ),
     )
