@@ -370,6 +370,11 @@ describe("Catalog search", () => {
       const root = yield* tempTree(tree())
       yield* Effect.gen(function* () {
         const catalog = yield* Catalog
+        // A search's page is 20 unless more are asked for.
+        const first20 = yield* catalog.list({ query: "reports" })
+        expect(first20.skills).toHaveLength(20)
+        expect(first20.total).toBe(30)
+        expect(first20.nextCursor).toBeDefined()
         const whole = yield* catalog.list({ query: "sales reports", limit: 100 })
         // Every skill matches a word; the ten matching both come first.
         expect(whole.total).toBe(31)

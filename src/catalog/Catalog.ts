@@ -29,7 +29,7 @@ import { build, describeChange, ParseCache, sameCatalog, skippedAs } from "./Bui
 import type { ListPage } from "./Paging.js"
 import { paginate } from "./Paging.js"
 import type { SearchScope } from "./Searching.js"
-import { makeSearching } from "./Searching.js"
+import { makeSearching, SEARCH_PAGE } from "./Searching.js"
 import type { Skill, Snapshot } from "./Snapshot.js"
 import { findSkill, makeSnapshot } from "./Snapshot.js"
 import { closestIds } from "./Suggestions.js"
@@ -299,10 +299,11 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
 
     /** Without a query: every skill in catalog order. With one: the matching skills, best first. */
     const list = Effect.fn("Catalog.list")(function* (options: ListOptions) {
-      const limit = Math.min(options.limit ?? settings.pageSize, settings.pageSize)
       if (options.query !== undefined && options.query.trim() !== "") {
+        const limit = Math.min(options.limit ?? SEARCH_PAGE, settings.pageSize)
         return yield* search(options.query, limit, options.cursor)
       }
+      const limit = Math.min(options.limit ?? settings.pageSize, settings.pageSize)
       const current = yield* snapshot
       const { page, nextCursor } = yield* paginate(current.skills, limit, options.cursor)
       const result: ListPage = {

@@ -20,6 +20,11 @@ import { findSkill } from "./Snapshot.js"
 
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
+/**
+ * A search's page unless the caller asks for more (up to the page size): the best few are what
+ * an agent reads, and a query's words reach far down a large catalog.
+ */
+export const SEARCH_PAGE = 20
 /** Bodies read at once while indexing them. */
 const BODY_READS = 8
 

@@ -8,6 +8,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.js"
 import { paginate } from "../catalog/Paging.js"
+import { SEARCH_PAGE } from "../catalog/Searching.js"
 import type { Skill, Snapshot } from "../catalog/Snapshot.js"
 import {
   fileUri,
@@ -87,7 +88,7 @@ const publishedPage = (params: typeof ListSkillsParams.Type) =>
     if (params.query !== undefined && params.query.trim() !== "") {
       const { skills, nextCursor } = yield* catalog.search(
         params.query,
-        protocolPageSize,
+        Math.min(SEARCH_PAGE, protocolPageSize),
         params.cursor,
         "published",
       )

@@ -35,7 +35,7 @@ const ListSkillsArgs = Schema.Struct({
   ),
   limit: Schema.optional(
     Schema.Int.pipe(Schema.between(1, 1_000)).annotations({
-      description: "Largest number of skills to return (the server caps it at its page size).",
+      description: "Largest number of skills to return (default: the page size; 20 with a query).",
     }),
   ),
   cursor: Schema.optional(
