@@ -124,6 +124,13 @@ const realpath = (fs: FsShape, target: string) => Effect.promise(async () => fs.
 export const skillBase = (fs: FsShape, skill: SkillRef) =>
   Effect.flatMap(realpath(fs, skill.dir), (base) => containedBase(skill, base))
 
+/**
+ * The same, resolved with a synchronous call: for a manifest kept from an earlier call, whose
+ * check is a few stats, a wait on the thread pool would cost more than the call itself.
+ */
+export const skillBaseNow = (fs: FsShape, skill: SkillRef) =>
+  Effect.suspend(() => containedBase(skill, fs.sync.realpath(skill.dir)))
+
 /** Resolves `requested` inside the skill, or fails without revealing anything outside it. */
 export const resolveIn = (fs: FsShape, skill: SkillRef, requested: string) =>
   Effect.gen(function* () {

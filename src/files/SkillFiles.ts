@@ -13,18 +13,21 @@ import { Frontmatter } from "../skills/Frontmatter.js"
 import type { SkillRef } from "./Containment.js"
 import { resolveIn } from "./Containment.js"
 import { folderOf, listFolder, makeFolderPages } from "./Folders.js"
+import { makeManifestStore } from "./ManifestStore.js"
 import type { IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
 import { fileReader, textOf } from "./Reading.js"
 
 export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFiles", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const fs = yield* Fs
-    const { maxFileBytes } = yield* Settings
+    const { maxFileBytes, manifestCache } = yield* Settings
     const frontmatter = yield* Frontmatter
     const readFile = fileReader(fs, maxFileBytes)
     const page = makeFolderPages(fs)
-    const manifests = makeManifests(fs, maxFileBytes, frontmatter)
+    const manifests = makeManifests(fs, maxFileBytes, frontmatter, makeManifestStore(manifestCache))
+    // What the cache folder does not have yet is written as the server stops.
+    yield* Effect.addFinalizer(() => Effect.sync(manifests.saveNow))
     // Each public method is one span (Effect.fn); they share plain forms, not each other's
     // traced ones, so one call makes one span.
     const bytesOf = (skill: SkillRef, requested: string) =>
@@ -122,6 +125,14 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       readEntry,
       loadSkill,
       manifest,
+      /** A skill's manifest when it needs no wait (kept and unchanged), else undefined (Manifests.ts). */
+      keptManifest: manifests.keptManifest,
+      /** A file watcher saw a change at this path (Manifests.ts). */
+      changed: manifests.changed,
+      /** Whether, and how, a file watcher watches kept skills' folders (Manifests.ts). */
+      useWatcher: manifests.useWatcher,
+      /** The folders of skills whose manifests are kept, to keep watched. */
+      watchedFolders: manifests.watchedFolders,
       publicationProblem,
       leftOut: manifests.leftOut,
       withheld: manifests.withheld,
