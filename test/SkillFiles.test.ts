@@ -370,32 +370,38 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
   }
 
   /**
-   * The same, by another process: a manifest's walk makes synchronous calls, during which no
-   * swap of this process could run.
+   * The same, by another process (Node, in a tight loop): a manifest's walk and a SKILL.md's load
+   * make synchronous calls, during which no swap of this process could run. Resolves once the
+   * first swap is made, to the effect that stops swapping.
    */
-  const swappingElsewhere = (folder: string, elsewhere: string) => {
-    const script =
-      'while :; do mv "$1" "$1.real" && ln -s "$2" "$1" && rm "$1" && mv "$1.real" "$1" && echo; done'
-    const child = spawn("sh", ["-c", script, "sh", folder, elsewhere], {
-      stdio: ["ignore", "pipe", "ignore"],
+  const swappingElsewhere = (folder: string, elsewhere: string) =>
+    Effect.promise(async () => {
+      const script = `const fs = require("node:fs"); const [folder, elsewhere] = process.argv.slice(1);
+        for (;;) { fs.renameSync(folder, folder + ".real"); fs.symlinkSync(elsewhere, folder);
+          fs.unlinkSync(folder); fs.renameSync(folder + ".real", folder); process.stdout.write("."); }`
+      const child = spawn(process.execPath, ["-e", script, folder, elsewhere], {
+        stdio: ["ignore", "pipe", "ignore"],
+      })
+      let swaps = 0
+      await new Promise<void>((resolve) =>
+        child.stdout.on("data", (chunk: Buffer) => {
+          swaps += chunk.length
+          resolve()
+        }),
+      )
+      /** Stops, puts the folder back, and answers how many times it was swapped. */
+      return Effect.promise(async () => {
+        const exited = new Promise((resolve) => child.once("exit", resolve))
+        child.kill("SIGKILL")
+        await exited
+        const moved = await fs.lstat(`${folder}.real`).catch(() => null)
+        if (moved !== null) {
+          await fs.rm(folder, { force: true })
+          await fs.rename(`${folder}.real`, folder)
+        }
+        return swaps
+      })
     })
-    let swaps = 0
-    child.stdout.on("data", (chunk: Buffer) => {
-      swaps += chunk.length
-    })
-    /** Stops, puts the folder back, and answers how many times it was swapped. */
-    return Effect.promise(async () => {
-      const exited = new Promise((resolve) => child.once("exit", resolve))
-      child.kill("SIGKILL")
-      await exited
-      const moved = await fs.lstat(`${folder}.real`).catch(() => null)
-      if (moved !== null) {
-        await fs.rm(folder, { force: true })
-        await fs.rename(`${folder}.real`, folder)
-      }
-      return swaps
-    })
-  }
 
   /** Names of things outside the skill; `outside/a.md` has a size (7,777 bytes) that shows if listed. */
   const SECRET = "outside-the-skill"
@@ -406,7 +412,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
    * `zz-link` to `refs/a.md`, and an `outside/` folder with the same names; `refs` is swapped
    * for a link to `outside` and back until `stop` (which answers how many swaps were made).
    */
-  const race = (swap: typeof swapping) =>
+  const race = (swap: (folder: string, elsewhere: string) => Effect.Effect<Effect.Effect<number>>) =>
     Effect.gen(function* () {
       const tree: Record<string, string | { readonly symlink: string }> = {
         "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
@@ -419,7 +425,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const root = yield* tempTree(tree)
       const files = yield* SkillFiles
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
-      return { files, skill, stop: swap(`${root}/skills/pdf/refs`, `${root}/outside`) }
+      return { files, skill, stop: yield* swap(`${root}/skills/pdf/refs`, `${root}/outside`) }
     })
 
   /**
@@ -462,7 +468,9 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 
   it.scoped("never lists a name from outside the skill when a folder is swapped for a link meanwhile", () =>
     Effect.gen(function* () {
-      const { files, skill, stop } = yield* race(swapping)
+      const { files, skill, stop } = yield* race((folder, elsewhere) =>
+        Effect.succeed(swapping(folder, elsewhere)),
+      )
       for (let round = 0; round < 100; round++) {
         const listing = yield* Effect.either(files.list(skill, ""))
         if (listing._tag === "Right") {
@@ -485,7 +493,8 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       })
       const files = yield* SkillFiles
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
-      const stop = swapping(skill.dir, `${root}/outside`)
+      // Swapped by another process: the load's calls are synchronous.
+      const stop = yield* swappingElsewhere(skill.dir, `${root}/outside`)
       yield* underSwaps(stop, 200, files.loadSkill(skill), (loaded) => expect(loaded.body).toBe("inside\n"))
     }),
   )

@@ -24,6 +24,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const { maxFileBytes, manifestCache } = yield* Settings
     const frontmatter = yield* Frontmatter
     const readFile = fileReader(fs, maxFileBytes)
+    const readFileNow = fileReader(fs, maxFileBytes, true)
     const page = makeFolderPages(fs)
     const manifests = makeManifests(fs, maxFileBytes, frontmatter, makeManifestStore(manifestCache))
     // What the cache folder does not have yet is written as the server stops.
@@ -94,7 +95,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was indexed).
      */
     const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
-      const file = yield* bytesOf(skill, SKILL_FILE)
+      // Resolved and read with synchronous calls: a SKILL.md is small, and read on every call.
+      const resolved = yield* resolveIn(fs, skill, SKILL_FILE, true)
+      const { content: file } = yield* readFileNow(skill, resolved, SKILL_FILE)
       const text = Buffer.from(file.bytes).toString("utf8")
       const parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
       return {
