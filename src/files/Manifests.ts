@@ -15,6 +15,7 @@
 import type { Stats } from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
+import { MANIFEST_SEGMENT } from "../catalog/Uris.js"
 import { FileNotFound, SkillNotPublished, SkillUnreadable } from "../Errors.js"
 import type { FsShape } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
@@ -68,8 +69,22 @@ export const MAX_SKILL_FILES = 512
 export const MAX_SKILL_BYTES = 16 * 1024 * 1024
 /** The digest cache (and the inventories kept) is dropped when it grows past this many files. */
 const MAX_CACHED_DIGESTS = 200_000
-/** A root's record in the cache folder is written this long after its first unrecorded change. */
+/** A root's record in the cache folder is written once its changes pause this long... */
 const STORE_DELAY_MS = 2_000
+/** ...or this long after the first change not yet written, and as the server stops. */
+const MAX_UNSAVED_MS = 30_000
+
+/** A path below a real folder, given `/`-separated (as recorded), without `path.join`'s pass. */
+const realOf = (base: string, relative: string) =>
+  `${base}${path.sep}${path.sep === "/" ? relative : relative.replaceAll("/", path.sep)}`
+
+/**
+ * Whether a recorded path may be listed (see `fileUriProblem`); names of letters, digits, `.`,
+ * `_` and `-` always may (a record is checked path by path: thousands of them).
+ */
+const listable = (relative: string) =>
+  (/^[\w.-]+(?:\/[\w.-]+)*$/.test(relative) && relative !== MANIFEST_SEGMENT) ||
+  fileUriProblem(relative) === undefined
 
 /** What identifies one version of a file or folder: any change to a field means "look again". */
 interface Stamp extends Fingerprint {
@@ -155,6 +170,7 @@ export const makeManifests = (
   const loadedRoots = new Set<string>()
   const unsavedRoots = new Set<string>()
   let saveTimer: NodeJS.Timeout | undefined
+  let unsavedSince: number | undefined
   /** Skills found unservable over the extension, by folder, with the reason. */
   const leftOut = new Map<string, string>()
   /** Files left out of skills' manifests, by skill folder (see `fileUriProblem`). */
@@ -200,14 +216,24 @@ export const makeManifests = (
   const saveAll = () => {
     if (saveTimer !== undefined) clearTimeout(saveTimer)
     saveTimer = undefined
+    unsavedSince = undefined
     for (const rootReal of unsavedRoots) store.save(rootReal, recordOf(rootReal))
     unsavedRoots.clear()
   }
 
-  /** Notes that a root's record is behind, and writes it a little later (changes come in bursts). */
+  /**
+   * Notes that a root's record is behind. It is written once changes pause for STORE_DELAY_MS
+   * (a first sync changes it thousands of times), or MAX_UNSAVED_MS after the first change.
+   */
   const unsaved = (rootReal: string) => {
     unsavedRoots.add(rootReal)
-    if (saveTimer === undefined) saveTimer = setTimeout(saveAll, STORE_DELAY_MS).unref()
+    const now = Date.now()
+    unsavedSince ??= now
+    if (saveTimer !== undefined && now - unsavedSince < MAX_UNSAVED_MS) {
+      clearTimeout(saveTimer)
+      saveTimer = undefined
+    }
+    saveTimer ??= setTimeout(saveAll, STORE_DELAY_MS).unref()
   }
 
   /**
@@ -251,8 +277,8 @@ export const makeManifests = (
           ctimeMs: at(from + 4),
         }
         total += stamp.size
-        if (stamp.size > maxFileBytes || fileUriProblem(relative) !== undefined) break
-        files.push({ path: relative, real: path.join(base, ...relative.split("/")), stamp })
+        if (stamp.size > maxFileBytes || !listable(relative)) break
+        files.push({ path: relative, real: realOf(base, relative), stamp })
       }
       if (files.length < skill.files.length || total > MAX_SKILL_BYTES) continue
       keepInventory(base, { rootReal, folders, files, memo: undefined, covered: false })
