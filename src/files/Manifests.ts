@@ -27,7 +27,7 @@ import type { SkillRef } from "./Containment.js"
 import { fileUriProblem, skillBase, skillBaseNow } from "./Containment.js"
 import { MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
 import type { ManifestStore, StoredSkill } from "./ManifestStore.js"
-import { fileReader } from "./Reading.js"
+import { fileReader, isSkillError, readResolved } from "./Reading.js"
 
 export interface ManifestFile {
   /** `/`-separated path relative to the skill folder. */
@@ -154,6 +154,12 @@ const frontmatterKey = (parsed: ParsedFrontmatter): string => {
   return key
 }
 
+/** A file's manifest entry, and for SKILL.md the frontmatter its bytes parse to. */
+interface KnownEntry {
+  readonly entry: ManifestFile
+  readonly frontmatter: ParsedFrontmatter | undefined
+}
+
 export const makeManifests = (
   fs: FsShape,
   maxFileBytes: number,
@@ -162,6 +168,7 @@ export const makeManifests = (
 ) => {
   // A manifest's reads are small and many: synchronous calls (see Fs `containedNow`).
   const readFile = fileReader(fs, maxFileBytes, true)
+  const readNow = readResolved(fs, maxFileBytes, true)
   /** Digests by real file path, valid while the stamp holds; kept once settled (SETTLED_MS). */
   const digests = new Map<string, CachedDigest>()
   /** Inventories kept, by the skill folder's real path. */
@@ -415,7 +422,16 @@ export const makeManifests = (
       if (unservable.length === 0) withheld.delete(skill.dir)
       else withheld.set(skill.dir, unservable)
       if (keep && problem === undefined && unservable.length === 0) {
-        keepInventory(base, { rootReal: skill.rootReal, folders, files, memo: undefined, covered: false })
+        const kept: KeptInventory = {
+          rootReal: skill.rootReal,
+          folders,
+          files,
+          memo: undefined,
+          covered: false,
+        }
+        keepInventory(base, kept)
+        // Watched and checked now, so the next call needs no look at the disk (`stillHolds`).
+        if (watch !== undefined) stillHolds(base, kept)
         unsaved(skill.rootReal)
       } else if (drop(base)) unsaved(skill.rootReal)
       return { files, problem }
@@ -454,30 +470,56 @@ export const makeManifests = (
     return sameAsIndexed ? { entry, frontmatter: indexed.frontmatter } : undefined
   }
 
-  /** One file's manifest entry, read and hashed now (SKILL.md's frontmatter parsed from the bytes). */
-  const readEntry = (skill: SkillRef, base: string, file: FoundFile) =>
+  /**
+   * The files' manifest entries, read and hashed now, one after the other, in one effect (each
+   * read is a few synchronous calls); SKILL.md's frontmatter parsed from the bytes hashed.
+   */
+  const readEntries = (skill: SkillRef, base: string, toRead: ReadonlyArray<FoundFile>) =>
     Effect.gen(function* () {
-      // Before the open: a file written while it is read has a later time than this.
+      // Before the opens: a file written while it is read has a later time than this.
       const readAt = Date.now()
-      // Read where the walk just found it (inside the skill), checked again as it is opened.
-      const resolved = { real: file.real, base, relative: file.path }
-      const { content, opened } = yield* readFile(skill, resolved, file.path, file.stamp)
-      const digest = `${DIGEST_PREFIX}${sha256Hex(content.bytes)}`
-      let parsed: ParsedFrontmatter | undefined
-      if (file.path === SKILL_FILE) {
-        if (!beginsWithFrontmatter(content.bytes)) {
-          noteLeftOut(skill, FRONTMATTER_FIRST)
-          return yield* new SkillNotPublished({ skillId: skill.id, reason: FRONTMATTER_FIRST })
+      // Read where the walk just found them (inside the skill), checked again as each is opened.
+      const reads = yield* Effect.tryPromise({
+        try: async () => {
+          const done = []
+          for (const file of toRead) {
+            const resolved = { real: file.real, base, relative: file.path }
+            done.push(await readNow(skill, resolved, file.path, file.stamp))
+          }
+          return done
+        },
+        catch: (error) =>
+          isSkillError(error)
+            ? error
+            : new SkillUnreadable({
+                skillId: skill.id,
+                path: ".",
+                reason: "cannot read the skill's files; try again",
+              }),
+      })
+      const entries = new Map<FoundFile, KnownEntry>()
+      for (const [index, file] of toRead.entries()) {
+        const read = reads[index]
+        if (read === undefined) continue
+        const { content, opened } = read
+        const digest = `${DIGEST_PREFIX}${sha256Hex(content.bytes)}`
+        let parsed: ParsedFrontmatter | undefined
+        if (file.path === SKILL_FILE) {
+          if (!beginsWithFrontmatter(content.bytes)) {
+            noteLeftOut(skill, FRONTMATTER_FIRST)
+            return yield* new SkillNotPublished({ skillId: skill.id, reason: FRONTMATTER_FIRST })
+          }
+          const text = Buffer.from(content.bytes).toString("utf8")
+          parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
         }
-        const text = Buffer.from(content.bytes).toString("utf8")
-        parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
+        if (readAt - opened.mtimeMs > SETTLED_MS) {
+          const key = parsed === undefined ? undefined : frontmatterKey(parsed)
+          digests.set(file.real, { ...stampOf(opened), digest, frontmatterKey: key })
+          if (inventories.has(base)) unsaved(skill.rootReal)
+        }
+        entries.set(file, { entry: { path: file.path, size: content.size, digest }, frontmatter: parsed })
       }
-      if (readAt - opened.mtimeMs > SETTLED_MS) {
-        const key = parsed === undefined ? undefined : frontmatterKey(parsed)
-        digests.set(file.real, { ...stampOf(opened), digest, frontmatterKey: key })
-        if (inventories.has(base)) unsaved(skill.rootReal)
-      }
-      return { entry: { path: file.path, size: content.size, digest }, frontmatter: parsed }
+      return entries
     })
 
   /**
@@ -531,11 +573,13 @@ export const makeManifests = (
         skill.fingerprint !== undefined && skill.frontmatter !== undefined
           ? { fingerprint: skill.fingerprint, frontmatter: skill.frontmatter }
           : undefined
-      // One file after the other: each read is a few synchronous calls, with no wait between.
-      const entries = yield* Effect.forEach(files, (file) => {
-        const entry = knownEntry(file, indexed)
-        return entry !== undefined ? Effect.succeed(entry) : readEntry(skill, base, file)
-      })
+      const known = files.map((file) => knownEntry(file, indexed))
+      const read = yield* readEntries(
+        skill,
+        base,
+        files.filter((_, index) => known[index] === undefined),
+      )
+      const entries = files.flatMap((file, index) => known[index] ?? read.get(file) ?? [])
       const skillMd = entries.find((entry) => entry.entry.path === SKILL_FILE)?.frontmatter
       if (skillMd === undefined) {
         return yield* new SkillUnreadable({
