@@ -589,7 +589,9 @@ export const makeManifests = (
         })
       }
       const result: Manifest = { files: entries.map((entry) => entry.entry), frontmatter: skillMd }
-      return result
+      // Kept now, with every digest: the manifest the next calls will answer (the catalog's
+      // frontmatter when the bytes hashed parse to it), so that they answer the very same object.
+      return keptManifestAt(skill, base) ?? result
     })
 
   /** Why the Skills extension cannot serve a skill (limits, SKILL.md's first bytes), if it cannot. */
