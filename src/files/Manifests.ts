@@ -5,12 +5,17 @@
  * with SKILL.md's frontmatter parsed from the very bytes hashed.
  *
  * A skill's inventory is kept between calls once its folders and files have settled, with the
- * stamp (device, inode, size, times) of each folder and file as the walk found them. The next
- * call checks those stamps (a stat each, no folder read); any difference (a file edited, added,
- * removed or renamed in any folder, a file or folder replaced by a link) means a new walk, which
- * re-hashes only the files whose stamps changed. A skill with a link inside is walked every time.
- * Kept inventories and their digests are also recorded in the user's cache folder
- * (ManifestStore.ts), so a fresh process checks stamps instead of walking and hashing again.
+ * stamp (device, inode, size, times) of each folder and file as the walk found them. While a file
+ * watcher is on, every folder of a kept skill is watched and, once its stamps were found to hold
+ * after the watches existed, it is answered without a look at the disk until a watch sees a
+ * change in one of its folders (`changed`). Otherwise each call checks the stamps (a stat each,
+ * no folder read). Any difference (a file edited, added, removed or renamed in any folder, a file
+ * or folder replaced by a link) means a new walk, which re-hashes only the files whose stamps
+ * changed. A skill with a link inside, a withheld file or a problem is walked every time. Kept
+ * inventories and their digests are also recorded in the user's cache folder (ManifestStore.ts),
+ * so a fresh process checks stamps instead of walking and hashing again. A manifest's walk and
+ * reads make synchronous calls (Fs `containedNow`): a few system calls per file cost less than as
+ * many waits for the thread pool.
  */
 import type { Stats } from "node:fs"
 import * as path from "node:path"

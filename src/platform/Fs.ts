@@ -3,11 +3,13 @@
  * (`Fs.node`), so services reach the disk through a tag and tests can provide another layer.
  *
  * - `sync`: the first scan's (nothing waits on the event loop yet, and a synchronous call skips
- *   the thread-pool round trip);
+ *   the thread-pool round trip), and that of loops of a system call or two per item where the
+ *   round trip costs more than the call (manifests, their checks, a SKILL.md's load);
  * - `async`: every later refresh's (the event loop stays free for requests). In both, a failed
  *   lookup (readdir, lstat, stat, realpath) answers null; open, read and close throw;
  * - `contained`: what containment needs (opens with O_NOFOLLOW, the kernel's path of what
- *   was opened); its calls reject on failure, for reads whose failures matter.
+ *   was opened); its calls reject on failure, for reads whose failures matter; `containedNow`
+ *   the same, synchronous (they throw).
  *
  * Loops over thousands of files are plain async functions over these, not an Effect per file:
  * per-file fibers cost more than the system calls they wrap.
