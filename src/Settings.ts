@@ -65,6 +65,11 @@ export interface SettingsShape {
   readonly deny: ReadonlyArray<string>
   /** Discovery searches dot-folders too (never `.git` nor `node_modules`). */
   readonly includeDotFolders: boolean
+  /**
+   * Where skills' file lists and digests are kept between runs (src/files/ManifestStore.ts);
+   * undefined: nowhere. The command line uses the user's cache folder.
+   */
+  readonly manifestCache?: string | undefined
 }
 
 export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
@@ -417,6 +422,20 @@ const conventionalRoots = (cwd: string, home: string): Array<string> => [
 ]
 
 /**
+ * The folder that keeps skills' manifests between runs: `$XDG_CACHE_HOME/skills-mcp/manifests`
+ * (an empty or relative XDG_CACHE_HOME is ignored, as the XDG spec says) or
+ * `~/.cache/skills-mcp/manifests`, as for Node's compile cache (src/launch.ts);
+ * `SKILLS_MCP_MANIFEST_CACHE=0` turns it off.
+ */
+const manifestCacheFolder = (home: string) =>
+  Effect.gen(function* () {
+    if (Option.getOrUndefined(yield* optionalEnv("SKILLS_MCP_MANIFEST_CACHE")) === "0") return undefined
+    const xdg = Option.getOrUndefined(yield* optionalEnv("XDG_CACHE_HOME"))
+    const cacheHome = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(home, ".cache")
+    return path.join(cacheHome, "skills-mcp", "manifests")
+  })
+
+/**
  * Roots: `--skills-dir` and positional folders when given, else SKILLS_DIR, else the
  * conventional folders that exist. An explicit folder that does not exist is an error.
  */
@@ -454,7 +473,12 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     }
   }
 
-  const settings: SettingsShape = { ...defaults, roots, ...(yield* readOptions(input)) }
+  const settings: SettingsShape = {
+    ...defaults,
+    roots,
+    manifestCache: yield* manifestCacheFolder(home),
+    ...(yield* readOptions(input)),
+  }
   if (roots.length === 0) {
     yield* Effect.logWarning(
       `No skills folder found. Looked in: ${conventionalRoots(cwd, home).join(", ")}. Pass --skills-dir DIR or set ${ENV_SKILLS_DIR}.`,

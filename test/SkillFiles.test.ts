@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { readdirSync, readlinkSync } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -368,6 +369,40 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     })
   }
 
+  /**
+   * The same, by another process (Node, in a tight loop): a manifest's walk and a SKILL.md's load
+   * make synchronous calls, during which no swap of this process could run. Resolves once the
+   * first swap is made, to the effect that stops swapping.
+   */
+  const swappingElsewhere = (folder: string, elsewhere: string) =>
+    Effect.promise(async () => {
+      const script = `const fs = require("node:fs"); const [folder, elsewhere] = process.argv.slice(1);
+        for (;;) { fs.renameSync(folder, folder + ".real"); fs.symlinkSync(elsewhere, folder);
+          fs.unlinkSync(folder); fs.renameSync(folder + ".real", folder); process.stdout.write("."); }`
+      const child = spawn(process.execPath, ["-e", script, folder, elsewhere], {
+        stdio: ["ignore", "pipe", "ignore"],
+      })
+      let swaps = 0
+      await new Promise<void>((resolve) =>
+        child.stdout.on("data", (chunk: Buffer) => {
+          swaps += chunk.length
+          resolve()
+        }),
+      )
+      /** Stops, puts the folder back, and answers how many times it was swapped. */
+      return Effect.promise(async () => {
+        const exited = new Promise((resolve) => child.once("exit", resolve))
+        child.kill("SIGKILL")
+        await exited
+        const moved = await fs.lstat(`${folder}.real`).catch(() => null)
+        if (moved !== null) {
+          await fs.rm(folder, { force: true })
+          await fs.rename(`${folder}.real`, folder)
+        }
+        return swaps
+      })
+    })
+
   /** Names of things outside the skill; `outside/a.md` has a size (7,777 bytes) that shows if listed. */
   const SECRET = "outside-the-skill"
   const OUTSIDE_SIZE = 7_777
@@ -377,20 +412,21 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
    * `zz-link` to `refs/a.md`, and an `outside/` folder with the same names; `refs` is swapped
    * for a link to `outside` and back until `stop` (which answers how many swaps were made).
    */
-  const race = Effect.gen(function* () {
-    const tree: Record<string, string | { readonly symlink: string }> = {
-      "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
-      "skills/pdf/refs/a.md": "inside",
-      "skills/pdf/zz-link": { symlink: "refs/a.md" },
-      [`outside/${SECRET}.md`]: SECRET,
-      "outside/a.md": SECRET.padEnd(OUTSIDE_SIZE, "."),
-    }
-    for (let i = 0; i < 100; i++) tree[`skills/pdf/aaa/${i}.md`] = `inside ${i}`
-    const root = yield* tempTree(tree)
-    const files = yield* SkillFiles
-    const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
-    return { files, skill, stop: swapping(`${root}/skills/pdf/refs`, `${root}/outside`) }
-  })
+  const race = (swap: (folder: string, elsewhere: string) => Effect.Effect<Effect.Effect<number>>) =>
+    Effect.gen(function* () {
+      const tree: Record<string, string | { readonly symlink: string }> = {
+        "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
+        "skills/pdf/refs/a.md": "inside",
+        "skills/pdf/zz-link": { symlink: "refs/a.md" },
+        [`outside/${SECRET}.md`]: SECRET,
+        "outside/a.md": SECRET.padEnd(OUTSIDE_SIZE, "."),
+      }
+      for (let i = 0; i < 100; i++) tree[`skills/pdf/aaa/${i}.md`] = `inside ${i}`
+      const root = yield* tempTree(tree)
+      const files = yield* SkillFiles
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      return { files, skill, stop: yield* swap(`${root}/skills/pdf/refs`, `${root}/outside`) }
+    })
 
   /**
    * Makes `attempt` `rounds` times while a folder is being swapped (`stop` ends the swapping),
@@ -418,7 +454,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 
   it.scoped("never hashes a file outside the skill when a folder is swapped for a link meanwhile", () =>
     Effect.gen(function* () {
-      const { files, skill, stop } = yield* race
+      const { files, skill, stop } = yield* race(swappingElsewhere)
       const outsideDigest = sha(SECRET.padEnd(OUTSIDE_SIZE, "."))
       yield* underSwaps(stop, 100, files.manifest(skill), (manifest) => {
         for (const file of manifest.files) {
@@ -432,7 +468,9 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 
   it.scoped("never lists a name from outside the skill when a folder is swapped for a link meanwhile", () =>
     Effect.gen(function* () {
-      const { files, skill, stop } = yield* race
+      const { files, skill, stop } = yield* race((folder, elsewhere) =>
+        Effect.succeed(swapping(folder, elsewhere)),
+      )
       for (let round = 0; round < 100; round++) {
         const listing = yield* Effect.either(files.list(skill, ""))
         if (listing._tag === "Right") {
@@ -455,7 +493,8 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       })
       const files = yield* SkillFiles
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
-      const stop = swapping(skill.dir, `${root}/outside`)
+      // Swapped by another process: the load's calls are synchronous.
+      const stop = yield* swappingElsewhere(skill.dir, `${root}/outside`)
       yield* underSwaps(stop, 200, files.loadSkill(skill), (loaded) => expect(loaded.body).toBe("inside\n"))
     }),
   )
@@ -526,7 +565,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 
   // Folders are read through their descriptors on Linux only.
   it.scoped.runIf(process.platform === "linux")(
-    "reads a cancelled manifest's folders only while they are open, and closes them all",
+    "reads a cancelled listing's folders only while they are open, and closes them all",
     () =>
       Effect.gen(function* () {
         const root = yield* fixture()
@@ -575,7 +614,8 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
           }
         })
         const files = yield* Effect.provide(SkillFiles, skillFilesOver(holding))
-        const fiber = yield* Effect.fork(files.manifest(skill))
+        // A listing (a manifest's walk is synchronous: it cannot be cancelled midway).
+        const fiber = yield* Effect.fork(files.list(skill, ""))
         yield* Effect.promise(() => midWalk)
         yield* Fiber.interrupt(fiber)
         cancelled = true

@@ -124,17 +124,29 @@ const realpath = (fs: FsShape, target: string) => Effect.promise(async () => fs.
 export const skillBase = (fs: FsShape, skill: SkillRef) =>
   Effect.flatMap(realpath(fs, skill.dir), (base) => containedBase(skill, base))
 
-/** Resolves `requested` inside the skill, or fails without revealing anything outside it. */
-export const resolveIn = (fs: FsShape, skill: SkillRef, requested: string) =>
+/**
+ * The same, resolved with a synchronous call: for a manifest kept from an earlier call, whose
+ * check is a few stats, a wait on the thread pool would cost more than the call itself.
+ */
+export const skillBaseNow = (fs: FsShape, skill: SkillRef) =>
+  Effect.suspend(() => containedBase(skill, fs.sync.realpath(skill.dir)))
+
+/**
+ * Resolves `requested` inside the skill, or fails without revealing anything outside it. With
+ * `now`, its calls are synchronous (for SKILL.md, read on every get_skill: two system calls cost
+ * less than two waits for the thread pool).
+ */
+export const resolveIn = (fs: FsShape, skill: SkillRef, requested: string, now = false) =>
   Effect.gen(function* () {
     const segments = yield* checkRelativePath(skill.id, requested)
+    const port = now ? fs.sync : fs.async
     // The folder and the target are resolved at once, in one wait. The target is joined to the
     // folder as named, not to its real path: with no `..` segment (refused above), both name the
     // same file.
     const [dir, target] = yield* Effect.promise(() =>
       Promise.all([
-        fs.async.realpath(skill.dir),
-        segments.length === 0 ? undefined : fs.async.realpath(path.join(skill.dir, ...segments)),
+        port.realpath(skill.dir),
+        segments.length === 0 ? undefined : port.realpath(path.join(skill.dir, ...segments)),
       ]),
     )
     const base = yield* containedBase(skill, dir)

@@ -13,8 +13,8 @@
 import type { Stats } from "node:fs"
 import * as Effect from "effect/Effect"
 import { FileNotFound, InvalidArgument, SkillUnreadable } from "../Errors.js"
-import type { FsShape } from "../platform/Fs.js"
-import { describeIoError, errorCode, mapLimit } from "../platform/Fs.js"
+import type { ContainedCalls, FsPort, FsShape, SyncFsPort } from "../platform/Fs.js"
+import { attempt, describeIoError, errorCode, mapLimit } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { childPath, fingerprintOf, isInside, sameFingerprint } from "../platform/Paths.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
@@ -82,13 +82,15 @@ const skipOr =
  * now (out of descriptors, an I/O error) fails rather than be left out.
  */
 const inFolder = async <A>(
-  fs: FsShape,
+  calls: Calls,
   folder: { readonly real: string; readonly within?: string | undefined },
   fail: (reason: string) => SkillUnreadable,
   empty: A,
   use: (at: string) => Promise<A>,
 ): Promise<A> => {
-  const open = await fs.contained.openFolder(folder.real, folder.within).catch(skipOr(null, fail))
+  const open = await attempt(() => calls.contained.openFolder(folder.real, folder.within)).catch(
+    skipOr(null, fail),
+  )
   if (open === null) return empty
   try {
     return await use(open.at)
@@ -98,8 +100,8 @@ const inFolder = async <A>(
 }
 
 /** The folder's names, sorted; none when it is gone or not readable. */
-const sortedNames = (fs: FsShape, at: string, fail: (reason: string) => SkillUnreadable) =>
-  fs.contained.readdir(at).then((names) => names.sort(), skipOr([], fail))
+const sortedNames = (calls: Calls, at: string, fail: (reason: string) => SkillUnreadable) =>
+  attempt(() => calls.contained.readdir(at)).then((names) => names.sort(), skipOr([], fail))
 
 /**
  * The given names of one real folder of the skill (reached through `at`), examined: links
@@ -107,22 +109,22 @@ const sortedNames = (fs: FsShape, at: string, fail: (reason: string) => SkillUnr
  * folders. A link whose target cannot be looked at now fails with `fail`.
  */
 const examine = async (
-  fs: FsShape,
+  calls: Calls,
   base: string,
   real: string,
   at: string,
   names: ReadonlyArray<string>,
   fail: (reason: string) => SkillUnreadable,
 ) => {
-  const entries = await mapLimit(names, 16, async (name): Promise<FolderEntry | null> => {
+  const entries = await mapLimit(names, calls.concurrency, async (name): Promise<FolderEntry | null> => {
     let target = childPath(real, name)
-    let info = await fs.async.lstat(childPath(at, name))
+    let info = await calls.port.lstat(childPath(at, name))
     if (info?.isSymbolicLink() === true) {
-      const resolved = await fs.async.realpath(target)
+      const resolved = await calls.port.realpath(target)
       if (resolved === null || !isInside(base, resolved)) return null
       // Stat'ed through a descriptor of the target whose kernel path must still be inside: a
       // folder on the way swapped for a link since it was resolved would stat something elsewhere.
-      const named = await fs.contained.statNamed(resolved).catch(skipOr(null, fail))
+      const named = await attempt(() => calls.contained.statNamed(resolved)).catch(skipOr(null, fail))
       info = named !== null && openedInside(base, named.opened) ? named.info : null
       target = resolved
     }
@@ -132,6 +134,19 @@ const examine = async (
   })
   return entries.filter((entry): entry is FolderEntry => entry !== null)
 }
+
+/** The calls a read of folders makes: the asynchronous port's, or the synchronous one's. */
+interface Calls {
+  readonly port: FsPort | SyncFsPort
+  readonly contained: ContainedCalls
+  /** Entries examined at once. */
+  readonly concurrency: number
+}
+
+const callsOf = (fs: FsShape, now: boolean): Calls =>
+  now
+    ? { port: fs.sync, contained: fs.containedNow, concurrency: 1 }
+    : { port: fs.async, contained: fs.contained, concurrency: 16 }
 
 /**
  * A read written with plain promises, as one effect (not an effect per folder or entry). A
@@ -147,7 +162,8 @@ const folderRead = <A>(read: () => Promise<A>): Effect.Effect<A, SkillUnreadable
  * Walks the real folder `start` of the skill (`base` its real folder, `relative` its path in
  * it) depth-first in name order, calling `visit` for each entry with its `/`-separated path;
  * stops when `visit` answers false. Each real folder is read once. Answers whether every entry
- * was visited (false: `visit` stopped it, or folders nest deeper than MAX_LISTING_DEPTH).
+ * was visited (false: `visit` stopped it, or folders nest deeper than MAX_LISTING_DEPTH). With
+ * `now`, its calls are synchronous (one entry at a time; see Fs `containedNow`).
  */
 export const walk = (
   fs: FsShape,
@@ -156,17 +172,19 @@ export const walk = (
   start: string,
   relative: string,
   visit: (entry: FolderEntry, path: string) => boolean,
+  now = false,
 ): Effect.Effect<boolean, SkillUnreadable> =>
   folderRead(async () => {
+    const calls = callsOf(fs, now)
     const visited = new Set<string>([start])
     let tooDeep = false
     const go = async (folder: string, prefix: string, depth: number, within?: string): Promise<boolean> => {
       const fail = unreadable(skill, prefix)
-      return inFolder(fs, { real: folder, within }, fail, true, async (at) => {
-        const names = await sortedNames(fs, at, fail)
+      return inFolder(calls, { real: folder, within }, fail, true, async (at) => {
+        const names = await sortedNames(calls, at, fail)
         for (let from = 0; from < names.length; from += WALK_PAGE) {
           const page = names.slice(from, from + WALK_PAGE)
-          for (const entry of await examine(fs, base, folder, at, page, fail)) {
+          for (const entry of await examine(calls, base, folder, at, page, fail)) {
             const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`
             if (!visit(entry, path)) return false
             if (entry.type !== "directory" || visited.has(entry.real)) continue
@@ -238,6 +256,7 @@ export const makeFolderPages = (fs: FsShape) => {
     kept.set(real, settled ? { fingerprint: fingerprintOf(info), names } : { fingerprint: null, names: [] })
   }
 
+  const calls = callsOf(fs, false)
   const namesIn = async (real: string, at: string, fail: (reason: string) => SkillUnreadable) => {
     const known = kept.get(real)
     let info: Stats | null = null
@@ -247,7 +266,7 @@ export const makeFolderPages = (fs: FsShape) => {
       if (known.fingerprint !== null && sameFingerprint(known.fingerprint, fingerprintOf(info)))
         return known.names
     }
-    const names = await sortedNames(fs, at, fail)
+    const names = await sortedNames(calls, at, fail)
     keep(real, info, names)
     return names
   }
@@ -256,10 +275,10 @@ export const makeFolderPages = (fs: FsShape) => {
     folderRead(async () => {
       const fail = unreadable(skill, folder.relative)
       const prefix = folder.relative === "" ? "" : `${folder.relative}/`
-      return inFolder(fs, folder, fail, { entries: [], more: false }, async (at) => {
+      return inFolder(calls, folder, fail, { entries: [], more: false }, async (at) => {
         const names = await namesIn(folder.real, at, fail)
         const page = names.slice(offset, offset + limit)
-        const entries = await examine(fs, folder.base, folder.real, at, page, fail)
+        const entries = await examine(calls, folder.base, folder.real, at, page, fail)
         return {
           entries: entries.map((entry) => listingEntry(`${prefix}${entry.name}`, entry)),
           more: offset + limit < names.length,

@@ -16,10 +16,8 @@ import {
   PathEscape,
   SkillUnreadable,
 } from "../Errors.js"
-import type { FsShape } from "../platform/Fs.js"
+import type { FsPort, FsShape, SyncFsPort } from "../platform/Fs.js"
 import { describeIoError, errorCode } from "../platform/Fs.js"
-import type { Fingerprint } from "../platform/Paths.js"
-import { fingerprintOf } from "../platform/Paths.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { openedInside } from "./Containment.js"
 import { mimeTypeOf } from "./MimeTypes.js"
@@ -52,12 +50,17 @@ export const isBinary = (bytes: Uint8Array): boolean => {
  * The bytes of an open regular file of `size` bytes (as its stat said), read from its start; or,
  * when it holds more than `limit` bytes (it grew since), how many were read.
  */
-const readWhole = async (fs: FsShape, fd: number, size: number, limit: number): Promise<Buffer | number> => {
+const readWhole = async (
+  port: FsPort | SyncFsPort,
+  fd: number,
+  size: number,
+  limit: number,
+): Promise<Buffer | number> => {
   const buffer = Buffer.alloc(Math.min(size, limit) + 1)
   let length = 0
   for (;;) {
     const wanted = buffer.length - length
-    const bytesRead = await fs.async.read(fd, buffer, length, wanted, length)
+    const bytesRead = await port.read(fd, buffer, length, wanted, length)
     length += bytesRead
     // A short read that reaches the size the stat gave is the end: no second read to be told so.
     if (bytesRead === 0 || length === buffer.length || (bytesRead < wanted && length === size)) break
@@ -72,58 +75,84 @@ const isRefusal = (error: unknown): error is SkillError =>
   error instanceof InvalidArgument ||
   error instanceof SkillUnreadable
 
+/** Whether a read's failure is already a SkillError (a refusal, or a file not found). */
+export const isSkillError = (error: unknown): error is SkillError =>
+  isRefusal(error) || error instanceof FileNotFound
+
+/** What a failed read of `relative` is, as the client sees it. */
+const asSkillError =
+  (skill: SkillRef, relative: string) =>
+  (error: unknown): SkillError =>
+    errorCode(error) === "ENOENT"
+      ? new FileNotFound({ skillId: skill.id, path: relative })
+      : isRefusal(error)
+        ? error
+        : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
+
 /**
- * Reads a file resolved inside the skill, within `maxFileBytes`, with the fingerprint of the file
- * as it was opened (before it was read). With `found` (the file as a walk of the skill found it),
- * the opened file must also be that very file (device and inode), on every platform.
+ * Reads a file resolved inside the skill, within `maxFileBytes`, with the stat of the file as it
+ * was opened (before it was read); rejects with a SkillError. With `found` (the file as a walk of
+ * the skill found it), the opened file must also be that very file (device and inode), on every
+ * platform. With `now`, its calls are synchronous (Fs `containedNow`): for loops over many small
+ * files.
  */
-export const fileReader =
-  (fs: FsShape, maxFileBytes: number) =>
-  (
+export const readResolved =
+  (fs: FsShape, maxFileBytes: number, now = false) =>
+  async (
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
-    found?: Stats,
-  ): Effect.Effect<{ readonly content: FileContent; readonly opened: Fingerprint }, SkillError> => {
+    found?: Pick<Stats, "dev" | "ino">,
+  ): Promise<{ readonly content: FileContent; readonly opened: Stats }> => {
     const relative = resolved.relative
     const refuse = (reason: string) => new InvalidArgument({ argument: "path", reason })
-    return Effect.tryPromise({
-      try: async () => {
-        const { fd, info, opened } = await fs.contained.openFile(resolved.real)
-        try {
-          if (!openedInside(resolved.base, opened)) {
-            throw new PathEscape({ skillId: skill.id, requested })
-          }
-          if (found !== undefined && (info.dev !== found.dev || info.ino !== found.ino)) {
-            throw new SkillUnreadable({
-              skillId: skill.id,
-              path: relative,
-              reason: "it was replaced while the skill's files were being read; try again",
-            })
-          }
-          if (info.isDirectory()) throw refuse(`'${relative || "."}' is a folder, not a file`)
-          if (!info.isFile()) {
-            throw refuse(`'${relative}' is not a regular file (a pipe, socket or device is never read)`)
-          }
-          const tooLarge = (size: number) =>
-            new FileTooLarge({ skillId: skill.id, path: relative, size, limit: maxFileBytes })
-          if (info.size > maxFileBytes) throw tooLarge(info.size)
-          const bytes = await readWhole(fs, fd, info.size, maxFileBytes)
-          if (typeof bytes === "number") throw tooLarge(bytes)
-          const content: FileContent = { path: relative, size: bytes.length, bytes }
-          return { content, opened: fingerprintOf(info) }
-        } finally {
-          fs.contained.closeLater(fd)
+    const contained = now ? fs.containedNow : fs.contained
+    try {
+      const { fd, info, opened } = await contained.openFile(resolved.real)
+      try {
+        if (!openedInside(resolved.base, opened)) {
+          throw new PathEscape({ skillId: skill.id, requested })
         }
-      },
-      catch: (error): SkillError =>
-        errorCode(error) === "ENOENT"
-          ? new FileNotFound({ skillId: skill.id, path: relative })
-          : isRefusal(error)
-            ? error
-            : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) }),
-    })
+        if (found !== undefined && (info.dev !== found.dev || info.ino !== found.ino)) {
+          throw new SkillUnreadable({
+            skillId: skill.id,
+            path: relative,
+            reason: "it was replaced while the skill's files were being read; try again",
+          })
+        }
+        if (info.isDirectory()) throw refuse(`'${relative || "."}' is a folder, not a file`)
+        if (!info.isFile()) {
+          throw refuse(`'${relative}' is not a regular file (a pipe, socket or device is never read)`)
+        }
+        const tooLarge = (size: number) =>
+          new FileTooLarge({ skillId: skill.id, path: relative, size, limit: maxFileBytes })
+        if (info.size > maxFileBytes) throw tooLarge(info.size)
+        const bytes = await readWhole(now ? fs.sync : fs.async, fd, info.size, maxFileBytes)
+        if (typeof bytes === "number") throw tooLarge(bytes)
+        const content: FileContent = { path: relative, size: bytes.length, bytes }
+        return { content, opened: info }
+      } finally {
+        contained.closeLater(fd)
+      }
+    } catch (error) {
+      throw asSkillError(skill, relative)(error)
+    }
   }
+
+/** `readResolved` as an effect. */
+export const fileReader = (fs: FsShape, maxFileBytes: number, now = false) => {
+  const read = readResolved(fs, maxFileBytes, now)
+  return (
+    skill: SkillRef,
+    resolved: ResolvedPath,
+    requested: string,
+    found?: Pick<Stats, "dev" | "ino">,
+  ): Effect.Effect<{ readonly content: FileContent; readonly opened: Stats }, SkillError> =>
+    Effect.tryPromise({
+      try: () => read(skill, resolved, requested, found),
+      catch: asSkillError(skill, resolved.relative),
+    })
+}
 
 /**
  * Whether a file is binary, and its MIME type: by its extension, else by whether it is text (one

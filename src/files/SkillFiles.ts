@@ -13,18 +13,22 @@ import { Frontmatter } from "../skills/Frontmatter.js"
 import type { SkillRef } from "./Containment.js"
 import { resolveIn } from "./Containment.js"
 import { folderOf, listFolder, makeFolderPages } from "./Folders.js"
+import { makeManifestStore } from "./ManifestStore.js"
 import type { IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
 import { fileReader, textOf } from "./Reading.js"
 
 export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFiles", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const fs = yield* Fs
-    const { maxFileBytes } = yield* Settings
+    const { maxFileBytes, manifestCache } = yield* Settings
     const frontmatter = yield* Frontmatter
     const readFile = fileReader(fs, maxFileBytes)
+    const readFileNow = fileReader(fs, maxFileBytes, true)
     const page = makeFolderPages(fs)
-    const manifests = makeManifests(fs, maxFileBytes, frontmatter)
+    const manifests = makeManifests(fs, maxFileBytes, frontmatter, makeManifestStore(manifestCache))
+    // What the cache folder does not have yet is written as the server stops.
+    yield* Effect.addFinalizer(() => Effect.sync(manifests.saveNow))
     // Each public method is one span (Effect.fn); they share plain forms, not each other's
     // traced ones, so one call makes one span.
     const bytesOf = (skill: SkillRef, requested: string) =>
@@ -91,7 +95,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was indexed).
      */
     const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
-      const file = yield* bytesOf(skill, SKILL_FILE)
+      // Resolved and read with synchronous calls: a SKILL.md is small, and read on every call.
+      const resolved = yield* resolveIn(fs, skill, SKILL_FILE, true)
+      const { content: file } = yield* readFileNow(skill, resolved, SKILL_FILE)
       const text = Buffer.from(file.bytes).toString("utf8")
       const parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
       return {
@@ -122,6 +128,14 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       readEntry,
       loadSkill,
       manifest,
+      /** A skill's manifest when it needs no wait (kept and unchanged), else undefined (Manifests.ts). */
+      keptManifest: manifests.keptManifest,
+      /** A file watcher saw a change at this path (Manifests.ts). */
+      changed: manifests.changed,
+      /** Whether, and how, a file watcher watches kept skills' folders (Manifests.ts). */
+      useWatcher: manifests.useWatcher,
+      /** The folders of skills whose manifests are kept, to keep watched. */
+      watchedFolders: manifests.watchedFolders,
       publicationProblem,
       leftOut: manifests.leftOut,
       withheld: manifests.withheld,

@@ -19,6 +19,7 @@ import {
   UriString,
 } from "../catalog/Uris.js"
 import { SkillNotPublished, UnknownUri } from "../Errors.js"
+import type { Manifest } from "../files/Manifests.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { Settings } from "../Settings.js"
 
@@ -44,28 +45,40 @@ export interface SkillEntry {
   readonly resources: ReadonlyArray<{ readonly uri: string; readonly digest: string; readonly size: number }>
 }
 
+/** Entries made, by the manifest they were made of (the same object while the skill is unchanged). */
+const entries = new WeakMap<Manifest, { readonly skill: Skill; readonly entry: SkillEntry }>()
+
+/** A skill's entry made of its manifest; SkillNotPublished when SKILL.md changed meanwhile. */
+const entryOf = (skill: Skill, manifest: Manifest) => {
+  const made = entries.get(manifest)
+  if (made?.skill === skill) return Either.right(made.entry)
+  if (manifest.frontmatter.fields.name !== skill.name) {
+    return Either.left(
+      new SkillNotPublished({
+        skillId: skill.id,
+        reason: "its SKILL.md changed while it was being listed; list again",
+      }),
+    )
+  }
+  const skillPath = skillPathOf(skill)
+  const entry: SkillEntry = {
+    uri: skillMdUri(skillPath),
+    frontmatter: manifest.frontmatter.raw,
+    resources: manifest.files.map((file) => ({
+      uri: fileUri(skillPath, file.path),
+      digest: file.digest,
+      size: file.size,
+    })),
+  }
+  entries.set(manifest, { skill, entry })
+  return Either.right(entry)
+}
+
 /** A published skill's entry; fails with SkillNotPublished when it is over a limit. */
 const skillEntry = (skill: Skill) =>
   Effect.gen(function* () {
     const files = yield* SkillFiles
-    const manifest = yield* files.manifest(skill)
-    const skillPath = skillPathOf(skill)
-    if (manifest.frontmatter.fields.name !== skill.name) {
-      return yield* new SkillNotPublished({
-        skillId: skill.id,
-        reason: "its SKILL.md changed while it was being listed; list again",
-      })
-    }
-    const entry: SkillEntry = {
-      uri: skillMdUri(skillPath),
-      frontmatter: manifest.frontmatter.raw,
-      resources: manifest.files.map((file) => ({
-        uri: fileUri(skillPath, file.path),
-        digest: file.digest,
-        size: file.size,
-      })),
-    }
-    return entry
+    return yield* entryOf(skill, yield* files.manifest(skill))
   })
 
 /** Logs why a skill is left out of a listing, once per skill and reason (one per server). */
@@ -104,25 +117,35 @@ export const listSkills = (
 ) =>
   Effect.gen(function* () {
     const { page, nextCursor } = yield* publishedPage(params)
-    const entries = yield* Effect.forEach(
+    // Skills whose manifests are kept and unchanged are answered at once; the others are walked
+    // and read, four at a time.
+    const files = yield* SkillFiles
+    const kept = page.map((skill) => {
+      const manifest = files.keptManifest(skill)
+      const entry = manifest === undefined ? undefined : entryOf(skill, manifest)
+      return entry !== undefined && Either.isRight(entry) ? entry.right : undefined
+    })
+    const listed = yield* Effect.forEach(
       page,
-      (skill) =>
-        skillEntry(skill).pipe(
-          Effect.map((entry): SkillEntry | undefined => entry),
-          Effect.catchTags({
-            SkillNotPublished: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-            SkillUnreadable: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-            MalformedFrontmatter: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-            FileTooLarge: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-            FileNotFound: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-            PathEscape: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-          }),
-        ),
+      (skill, index) =>
+        kept[index] !== undefined
+          ? Effect.succeed(kept[index])
+          : skillEntry(skill).pipe(
+              Effect.map((entry): SkillEntry | undefined => entry),
+              Effect.catchTags({
+                SkillNotPublished: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                SkillUnreadable: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                MalformedFrontmatter: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                FileTooLarge: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+                FileNotFound: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+                PathEscape: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+              }),
+            ),
       { concurrency: 4 },
     )
     return {
       resultType: "complete" as const,
-      skills: entries.filter((entry) => entry !== undefined),
+      skills: listed.filter((entry) => entry !== undefined),
       ...(nextCursor === undefined ? {} : { nextCursor }),
       ...CACHE_HINTS,
     }

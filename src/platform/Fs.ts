@@ -3,11 +3,13 @@
  * (`Fs.node`), so services reach the disk through a tag and tests can provide another layer.
  *
  * - `sync`: the first scan's (nothing waits on the event loop yet, and a synchronous call skips
- *   the thread-pool round trip);
+ *   the thread-pool round trip), and that of loops of a system call or two per item where the
+ *   round trip costs more than the call (manifests, their checks, a SKILL.md's load);
  * - `async`: every later refresh's (the event loop stays free for requests). In both, a failed
  *   lookup (readdir, lstat, stat, realpath) answers null; open, read and close throw;
  * - `contained`: what containment needs (opens with O_NOFOLLOW, the kernel's path of what
- *   was opened); its calls reject on failure, for reads whose failures matter.
+ *   was opened); its calls reject on failure, for reads whose failures matter; `containedNow`
+ *   the same, synchronous (they throw).
  *
  * Loops over thousands of files are plain async functions over these, not an Effect per file:
  * per-file fibers cost more than the system calls they wrap.
@@ -158,14 +160,15 @@ export interface OpenFolder {
  * The calls that keep reads inside a skill (src/files/), with Node's and Linux's specifics. On
  * Linux a descriptor's kernel path is read at `/proc/self/fd/N`, and an open folder's entries are
  * reached through that path, which stays the very folder opened whatever happens to its name.
- * The calls reject on failure.
+ * The calls fail by throwing (synchronous port) or rejecting (asynchronous port): read them
+ * through `attempt`.
  */
 export interface ContainedCalls {
   /**
    * Opens a file to read it (READ_NOFOLLOW: no final link, no FIFO wait, no terminal), with what
    * fstat says of it and the kernel's path of it (null where it cannot say: no /proc).
    */
-  readonly openFile: (file: string) => Promise<OpenFile>
+  readonly openFile: (file: string) => Io<OpenFile>
   /**
    * Opens the real folder `real`, never through a final link. On Linux it is read through its
    * descriptor, and the kernel's path of what was opened must be `real`: null when it is not
@@ -173,17 +176,26 @@ export interface ContainedCalls {
    * when the parent was opened so: only the last name is then looked up, and the kernel's path
    * need not be checked. Elsewhere, and without /proc, it is read by its path.
    */
-  readonly openFolder: (real: string, within?: string) => Promise<OpenFolder | null>
+  readonly openFolder: (real: string, within?: string) => Io<OpenFolder | null>
   /** The names in a folder (reached through `at`, see `openFolder`). */
-  readonly readdir: (at: string) => Promise<Array<string>>
+  readonly readdir: (at: string) => Io<Array<string>>
   /**
    * What `target` names, without following a final link or opening it for reading (a device is
    * never opened), and the kernel's path of it (Linux's O_PATH); elsewhere a stat by path, with
    * `opened` null.
    */
-  readonly statNamed: (target: string) => Promise<{ readonly info: Stats; readonly opened: string | null }>
-  /** Closes a descriptor in the background: a read-only descriptor's close has nothing to report. */
+  readonly statNamed: (target: string) => Io<{ readonly info: Stats; readonly opened: string | null }>
+  /** Closes a descriptor (in the background on the asynchronous port: it has nothing to report). */
   readonly closeLater: (fd: number) => void
+}
+
+/** A call of either port as a promise: what it throws synchronously becomes its rejection. */
+export const attempt = <A>(call: () => Io<A>): Promise<A> => {
+  try {
+    return Promise.resolve(call())
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }
 
 const onLinux = process.platform === "linux"
@@ -235,10 +247,53 @@ const containedCalls: ContainedCalls = {
   closeLater,
 }
 
+const openedPathNow = nullOnError((fd: number): string => fs.readlinkSync(`/proc/self/fd/${fd}`, "utf8"))
+const describeNow = (fd: number) => ({ info: fs.fstatSync(fd), opened: onLinux ? openedPathNow(fd) : null })
+
+/**
+ * The same calls, synchronous: for loops over a skill's files where the work per call is a system
+ * call or two, less than a wait for the thread pool costs (manifests, src/files/Manifests.ts).
+ */
+const containedCallsNow: ContainedCalls = {
+  openFile: (file) => {
+    const fd = fs.openSync(file, READ_NOFOLLOW)
+    try {
+      return { fd, ...describeNow(fd) }
+    } catch (error) {
+      fs.closeSync(fd)
+      throw error
+    }
+  },
+  openFolder: (real, within) => {
+    const byPath = { at: real, close: () => undefined }
+    if (!onLinux) return byPath
+    const fd = fs.openSync(within ?? real, READ_FOLDER)
+    const open = { at: `/proc/self/fd/${fd}`, close: () => fs.closeSync(fd) }
+    if (within !== undefined) return open
+    const opened = openedPathNow(fd)
+    if (opened === real) return open
+    fs.closeSync(fd)
+    return opened === null ? byPath : null
+  },
+  readdir: (at) => fs.readdirSync(at),
+  statNamed: (target) => {
+    if (!onLinux) return { info: fs.statSync(target), opened: null }
+    const fd = fs.openSync(target, O_PATH | fs.constants.O_NOFOLLOW)
+    try {
+      return describeNow(fd)
+    } finally {
+      fs.closeSync(fd)
+    }
+  },
+  closeLater: (fd) => fs.closeSync(fd),
+}
+
 export interface FsShape {
   readonly sync: SyncFsPort
   readonly async: FsPort
   readonly contained: ContainedCalls
+  /** `contained`, synchronous. */
+  readonly containedNow: ContainedCalls
 }
 
 export class Fs extends Context.Tag("skills-mcp/Fs")<Fs, FsShape>() {
@@ -247,5 +302,6 @@ export class Fs extends Context.Tag("skills-mcp/Fs")<Fs, FsShape>() {
     sync: syncFs,
     async: asyncFs,
     contained: containedCalls,
+    containedNow: containedCallsNow,
   })
 }

@@ -382,10 +382,174 @@ const measureComparison = async (starting, ids, iterations, burst) => {
   const randomId = idPicker(ids)
   const result = { get: await latencies(iterations, () => tool(client, "get_skill", { id: randomId() })) }
   if (burst) {
-    await Promise.all(Array.from({ length: 1000 }, () => tool(client, "get_skill", { id: randomId() })))
+    const concurrent = await time(() =>
+      Promise.all(Array.from({ length: 1000 }, () => tool(client, "get_skill", { id: randomId() }))),
+    )
+    result.concurrentPerRequestMs = concurrent.ms / 1000
     result.peakRssMb = peakRss(pid)
   }
   await client.close()
+  return result
+}
+
+// ---------------------------------------------------------------------------------------
+// Whole-catalog sync over the Skills extension (issue 36), as a host does it
+
+const SDK_V2 = path.join(WORK, "sdk-v2", "node_modules", "@modelcontextprotocol", "server")
+const EXTENSION = "io.modelcontextprotocol/skills"
+
+/** The official SDK v2 server (`loadSkills`), installed once in the work folder with npm. */
+const ensureSdkV2 = () => {
+  if (fs.existsSync(path.join(SDK_V2, "package.json"))) return
+  log("installing @modelcontextprotocol/server@2.4.0 (the SDK v2 server compared) in the work folder")
+  fs.mkdirSync(path.join(WORK, "sdk-v2"), { recursive: true })
+  execFileSync(
+    "npm",
+    ["install", "--no-save", "--prefix", path.join(WORK, "sdk-v2"), "@modelcontextprotocol/server@2.4.0"],
+    {
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  )
+}
+
+/**
+ * A server driven with raw JSON-RPC lines, as mcpbench's sep-sync.mjs does (the SDK's Client
+ * would add its own cost to every page of a sync): spawned, then initialized as a host of the
+ * Skills extension.
+ */
+const rawSession = async (args, env) => {
+  const spawnedAt = performance.now()
+  const child = spawn(NODE, args, { env, stdio: ["pipe", "pipe", "ignore"] })
+  const pending = new Map()
+  let next = 1
+  let chunks = []
+  child.stdout.on("data", (data) => {
+    let start = 0
+    for (let end = data.indexOf(10); end >= 0; end = data.indexOf(10, start)) {
+      chunks.push(data.subarray(start, end))
+      const line = Buffer.concat(chunks)
+      chunks = []
+      start = end + 1
+      const message = JSON.parse(line.toString("utf8"))
+      const waiting = message.id === undefined ? undefined : pending.get(message.id)
+      if (waiting !== undefined && message.method === undefined) {
+        pending.delete(message.id)
+        if (message.error) waiting.reject(new Error(`${message.error.code} ${message.error.message}`))
+        else waiting.resolve(message.result)
+      } else if (message.method !== undefined && message.id !== undefined) {
+        child.stdin.write(
+          `${JSON.stringify({ jsonrpc: "2.0", id: message.id, result: message.method === "roots/list" ? { roots: [] } : {} })}\n`,
+        )
+      }
+    }
+    if (start < data.length) chunks.push(data.subarray(start))
+  })
+  const request = (method, params) =>
+    new Promise((resolve, reject) => {
+      const id = next++
+      pending.set(id, { resolve, reject })
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`)
+    })
+  await request("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: { extensions: { [EXTENSION]: {} } },
+    clientInfo: { name: "skills-mcp-bench-sync", version: "1.0.0" },
+  })
+  child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`)
+  const close = async () => {
+    const exited = new Promise((resolve) => child.once("exit", resolve))
+    child.stdin.end()
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
+    await exited
+    clearTimeout(timer)
+  }
+  return { request, pid: child.pid, spawnedAt, close }
+}
+
+/** Pages through skills/list to the end: its time, when its first page arrived, what it listed. */
+const fullSync = async (session) => {
+  const started = performance.now()
+  let cursor
+  let firstPageAt
+  const listed = []
+  do {
+    const page = await session.request("skills/list", cursor === undefined ? {} : { cursor })
+    firstPageAt ??= performance.now()
+    listed.push(...page.skills)
+    cursor = page.nextCursor
+  } while (cursor !== undefined)
+  return { ms: performance.now() - started, firstPageAt, listed }
+}
+
+/** The whole-catalog floors: walk + hash every file, and walk only (medians of three, interleaved). */
+const measureWalkFloors = async (corpus) => {
+  const runs = { hash: [], walk: [] }
+  for (let round = 0; round < 3; round++) {
+    runs.hash.push(
+      JSON.parse((await runNode([path.join(HERE, "floor-walk.mjs"), corpus, "walk-hash"])).stdout).ms,
+    )
+    runs.walk.push(
+      JSON.parse((await runNode([path.join(HERE, "floor-walk.mjs"), corpus, "walk-only"])).stdout).ms,
+    )
+  }
+  return { walkHashMs: median(runs.hash), walkOnlyMs: median(runs.walk) }
+}
+
+/**
+ * What a host of the Skills extension sees of one server: spawned with an empty cache folder,
+ * a full sync (cold), a second one, 100 `skills/get` (and, for ours, 100 `get_skill`), how soon
+ * an edited description shows in a re-sync (20 s at most), the peak RSS of that process; then a
+ * full sync by a fresh process with the same cache folder. Leaves the corpus as it found it.
+ */
+const measureSync = async (argsOf, corpus, ids, withTools) => {
+  const cacheHome = emptyCache()
+  const env = minimalEnv({ XDG_CACHE_HOME: cacheHome })
+  const result = {}
+  const first = await rawSession(argsOf(corpus), env)
+  const cold = await fullSync(first)
+  result.firstPageFromSpawnMs = cold.firstPageAt - first.spawnedAt
+  result.coldSyncMs = cold.ms
+  result.coldFromSpawnMs = performance.now() - first.spawnedAt
+  result.cpuAfterColdMs = cpuTicks(first.pid) * 10
+  result.skills = cold.listed.length
+  result.secondSyncMs = (await fullSync(first)).ms
+  const uris = cold.listed.map((skill) => skill.uri)
+  const randomId = idPicker(ids)
+  result.skillsGet = await latencies(100, (i) =>
+    first.request("skills/get", { uri: uris[(i * 7919) % uris.length] }),
+  )
+  if (withTools)
+    result.getSkill = await latencies(100, () =>
+      first.request("tools/call", { name: "get_skill", arguments: { id: randomId() } }),
+    )
+  // An edited description (a skill picked by the same sequence for every server), re-synced until seen.
+  const victim = ids[Math.floor(ids.length / 3)]
+  const file = path.join(corpus, victim, "SKILL.md")
+  const original = fs.readFileSync(file)
+  const token = `synced${Date.now().toString(36)}`
+  const edited = original
+    .toString("utf8")
+    .replace(/^description:.*$/m, `description: Edited by the benchmark ${token}.`)
+  const editedAt = performance.now()
+  fs.writeFileSync(file, edited)
+  result.editVisibleMs = Number.NaN
+  while (performance.now() - editedAt < 20_000) {
+    const { listed } = await fullSync(first)
+    if (listed.some((skill) => String(skill.frontmatter?.description).includes(token))) {
+      result.editVisibleMs = performance.now() - editedAt
+      break
+    }
+    await sleep(20)
+  }
+  fs.writeFileSync(file, original)
+  result.peakRssMb = peakRss(first.pid)
+  await first.close()
+  const fresh = await rawSession(argsOf(corpus), env)
+  const again = await fullSync(fresh)
+  result.freshSyncMs = again.ms
+  result.freshFirstPageFromSpawnMs = again.firstPageAt - fresh.spawnedAt
+  await fresh.close()
+  fs.rmSync(cacheHome, { recursive: true, force: true })
   return result
 }
 
@@ -410,6 +574,23 @@ const measureSize = async (size, corpus, ids) => {
   }
   log("  bare SDK server")
   result.bareGet = (await measureComparison(bare(corpus), ids, iterations, false)).get
+  if (!large) {
+    log("  whole-catalog sync over the Skills extension")
+    result.sync = { floors: await measureWalkFloors(corpus), servers: {} }
+    for (const server of SERVERS)
+      result.sync.servers[server] = await measureSync(
+        (dir) => [BINS[server], "--skills-dir", dir],
+        corpus,
+        ids,
+        true,
+      )
+    result.sync.servers.sdkV2 = await measureSync(
+      (dir) => [path.join(HERE, "sdk-v2-server.mjs"), SDK_V2, dir],
+      corpus,
+      ids,
+      false,
+    )
+  }
   return result
 }
 
@@ -489,6 +670,118 @@ const TARGETS = [
   ["peak RSS: new / naive server", (r) => r.servers.new.peakRssMb / r.naive.peakRssMb, { below: 1 }],
 ]
 
+/** Whole-catalog sync rows: [label, a sync result's cell]. */
+const SYNC_ROWS = [
+  ["first page from spawn, ms", (x) => fixed(x.firstPageFromSpawnMs, 0)],
+  ["full sync, cold (from the first request), ms", (x) => fixed(x.coldSyncMs, 0)],
+  ["second full sync, same process, ms", (x) => fixed(x.secondSyncMs, 0)],
+  ["full sync in a fresh process (same cache folder), ms", (x) => fixed(x.freshSyncMs, 0)],
+  [
+    "an edited description visible to a re-syncing host, ms",
+    (x) => (Number.isFinite(x.editVisibleMs) ? fixed(x.editVisibleMs, 0) : "never (20 s)"),
+  ],
+  ["CPU by the end of the first sync, ms", (x) => fixed(x.cpuAfterColdMs, 0)],
+  ["peak RSS of the syncing process, MB", (x) => fixed(x.peakRssMb, 0)],
+  ["skills/get p50 / p95 / p99, ms", (x) => p50p95p99(x.skillsGet)],
+  ["get_skill p50 / p95 / p99 (same raw client), ms", (x) => (x.getSkill ? p50p95p99(x.getSkill) : "-")],
+]
+const SYNC_LABELS = { new: "new", baseline: "baseline", sdkV2: "SDK v2 (loadSkills)" }
+
+/** Issue 36's targets: [label, a size's value, whether it meets the target, how it is shown]. */
+const SYNC_TARGETS = [
+  [
+    "full sync, cold / walk+hash, target <= 2.5x",
+    (r) => r.sync.servers.new.coldSyncMs / r.sync.floors.walkHashMs,
+    (v) => v <= 2.5,
+  ],
+  [
+    "second full sync / walk-only, target <= 1.0x",
+    (r) => r.sync.servers.new.secondSyncMs / r.sync.floors.walkOnlyMs,
+    (v) => v <= 1,
+  ],
+  [
+    "fresh-process sync / walk-only, target <= 1.5x",
+    (r) => r.sync.servers.new.freshSyncMs / r.sync.floors.walkOnlyMs,
+    (v) => v <= 1.5,
+  ],
+  [
+    "edit visible to a re-syncing host, target <= 1,000 ms",
+    (r) => r.sync.servers.new.editVisibleMs,
+    (v) => v <= 1000,
+    "ms",
+  ],
+  [
+    "1,000 concurrent get_skill, req/s new / naive, target >= 0.8x",
+    (r) => r.naive.concurrentPerRequestMs / r.servers.new.concurrentPerRequestMs,
+    (v) => v >= 0.8,
+  ],
+  [
+    "skills/get p50 / SDK v2 skills/get p50, target <= 2x",
+    (r) => r.sync.servers.new.skillsGet.p50 / r.sync.servers.sdkV2.skillsGet.p50,
+    (v) => v <= 2,
+  ],
+  [
+    "get_skill p50 / SDK v2 skills/get p50, target <= 2x",
+    (r) => r.sync.servers.new.getSkill.p50 / r.sync.servers.sdkV2.skillsGet.p50,
+    (v) => v <= 2,
+  ],
+  [
+    "peak RSS of the syncing process, new / baseline, target <= 1.2x",
+    (r) => r.sync.servers.baseline && r.sync.servers.new.peakRssMb / r.sync.servers.baseline.peakRssMb,
+    (v) => v <= 1.2,
+  ],
+]
+
+const syncTables = (results) => {
+  const measured = results.filter((r) => r.sync !== undefined)
+  if (measured.length === 0) return []
+  const header = ["", ...measured.map((r) => `${count(r.size)} skills`)]
+  const lines = []
+  for (const [label, cell] of SYNC_ROWS) {
+    for (const [index, server] of Object.keys(measured[0].sync.servers).entries())
+      lines.push([
+        index === 0 ? `${label}: ${SYNC_LABELS[server]}` : `  ${SYNC_LABELS[server]}`,
+        ...measured.map((r) => cell(r.sync.servers[server])),
+      ])
+  }
+  lines.push([
+    "floor: walk + hash every file (median of 3), ms",
+    ...measured.map((r) => fixed(r.sync.floors.walkHashMs, 0)),
+  ])
+  lines.push([
+    "floor: walk every folder only (median of 3), ms",
+    ...measured.map((r) => fixed(r.sync.floors.walkOnlyMs, 0)),
+  ])
+  lines.push([
+    "1,000 concurrent get_skill, req/s: new",
+    ...measured.map((r) => fixed(1000 / r.servers.new.concurrentPerRequestMs, 0)),
+  ])
+  if (measured[0].servers.baseline)
+    lines.push([
+      "  baseline",
+      ...measured.map((r) => fixed(1000 / r.servers.baseline.concurrentPerRequestMs, 0)),
+    ])
+  lines.push(["  naive server", ...measured.map((r) => fixed(1000 / r.naive.concurrentPerRequestMs, 0))])
+  const targets = SYNC_TARGETS.map(([label, measure, meets, unit]) => [
+    label,
+    ...measured.map((r) => {
+      const value = measure(r)
+      if (!Number.isFinite(value)) return "-"
+      return `${unit === "ms" ? `${fixed(value, 0)} ms` : times(value)} ${meets(value) ? "ok" : "MISSED"}`
+    }),
+  ])
+  return [
+    "",
+    "Whole-catalog sync over the Skills extension (a host paging skills/list to the end, raw JSON-RPC):",
+    "",
+    ...markdown(header, lines),
+    "",
+    "Issue 36's targets (ratios in this run):",
+    "",
+    ...markdown(header, targets),
+  ]
+}
+
 const markdown = (header, lines) => {
   const all = [header, ...lines]
   const widths = header.map((_, column) => Math.max(...all.map((line) => line[column].length)))
@@ -524,6 +817,7 @@ const tables = (results, nodeStartMs) => {
     "Targets of issues 32 and 35 (ratios in this run):",
     "",
     ...markdown(header, targets),
+    ...syncTables(results),
   ].join("\n")
 }
 
@@ -583,6 +877,7 @@ const main = async () => {
     })
   }
   copyBin(PROJECT, BINS.new)
+  ensureSdkV2()
   if (options.baseline !== undefined) copyBin(path.resolve(options.baseline), BINS.baseline)
   for (const size of SIZES) {
     log(`corpus of ${count(size)} skills in ${corpusDir(size)}`)

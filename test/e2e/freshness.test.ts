@@ -5,9 +5,10 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Schema from "effect/Schema"
 import { afterEach, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { callTool, eventually, startServer } from "../support/server.js"
+import { callTool, eventually, listAllSkills, startServer } from "../support/server.js"
 import { skillMd } from "../support/tree.js"
 
 const KINDS = [
@@ -98,4 +99,75 @@ describe("freshness", () => {
     )
     await eventually(async () => expect(await descriptionOf(server, "hidden")).toBe("In .claude."))
   })
+})
+
+/** What a host of the Skills extension keeps of skills/list: each file's URI and digest. */
+const SyncPage = Schema.Struct({
+  skills: Schema.Array(
+    Schema.Struct({ resources: Schema.Array(Schema.Struct({ uri: Schema.String, digest: Schema.String })) }),
+  ),
+  nextCursor: Schema.optional(Schema.String),
+})
+
+/** Every file's digest over a whole sync, by URI. */
+const fullSync = async (server: RunningServer) => {
+  const { entries } = await listAllSkills(server, SyncPage)
+  return new Map(entries.flatMap((entry) => entry.resources.map((file) => [file.uri, file.digest] as const)))
+}
+
+describe("re-syncing over skills/list", () => {
+  it.each<readonly [string, ReadonlyArray<string>]>([
+    ["with the watcher", []],
+    ["without the watcher", ["--no-watch", "--refresh-ms", "0"]],
+  ])(
+    "%s: sees a file edited in a skill's subfolder; a fresh server lists what the first kept",
+    async (_, flags) => {
+      const home = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-sync-")))
+      const root = path.join(home, "skills")
+      for (let i = 0; i < 30; i++) {
+        await fs.mkdir(path.join(root, `skill-${i}`, "references"), { recursive: true })
+        await fs.writeFile(
+          path.join(root, `skill-${i}`, "SKILL.md"),
+          skillMd(`skill-${i}`, `Skill number ${i}.`),
+        )
+        await fs.writeFile(path.join(root, `skill-${i}`, "references", "notes.md"), `notes ${i}`)
+      }
+      // Settled an hour ago, as skills installed earlier are: their manifests are kept.
+      const hourAgo = Date.now() / 1000 - 3600
+      for (let i = 0; i < 30; i++) {
+        for (const file of ["SKILL.md", "references/notes.md", "references", "."])
+          await fs.utimes(path.join(root, `skill-${i}`, file), hourAgo, hourAgo)
+      }
+      const start = () =>
+        startServer([root, ...flags], {
+          env: { HOME: home, XDG_CACHE_HOME: path.join(home, "cache") },
+          capabilities: { extensions: { "io.modelcontextprotocol/skills": {} } },
+        })
+      const server = await start()
+      cleanups.push(async () => {
+        await server.close()
+        await fs.rm(home, { recursive: true, force: true })
+      })
+      const first = await fullSync(server)
+      expect(first.size).toBe(60)
+      expect(await fullSync(server)).toEqual(first)
+      // Edited in place (same size), deep in a skill: no SKILL.md changes, no folder changes.
+      const notes = "skill://skill-12/references/notes.md"
+      await fs.writeFile(path.join(root, "skill-12", "references", "notes.md"), "NOTES 12")
+      const edited = await eventually(async () => {
+        const now = await fullSync(server)
+        expect(now.get(notes)).not.toBe(first.get(notes))
+        return now
+      })
+      expect([...edited].filter(([uri, digest]) => first.get(uri) !== digest).map(([uri]) => uri)).toEqual([
+        notes,
+      ])
+      await server.close()
+      // A fresh server lists the same, the recorded manifests checked against the disk.
+      const fresh = await start()
+      cleanups.push(() => fresh.close())
+      expect(await fullSync(fresh)).toEqual(edited)
+      expect((await fs.readdir(path.join(home, "cache", "skills-mcp", "manifests"))).length).toBe(1)
+    },
+  )
 })

@@ -1,0 +1,285 @@
+/**
+ * Manifests kept between calls and between runs (src/files/Manifests.ts, ManifestStore.ts): a
+ * kept manifest answers as a fresh walk would after any change (edit, addition, removal,
+ * renaming, a file replaced by a link, a skill moved to another root), and what the cache folder
+ * holds is used only when it is ours and well-formed.
+ */
+import { createHash } from "node:crypto"
+import * as nodeFs from "node:fs"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Manifest } from "../src/files/Manifests.js"
+import { SkillFiles } from "../src/files/SkillFiles.js"
+import { Fs } from "../src/platform/Fs.js"
+import { Settings } from "../src/Settings.js"
+import { Frontmatter } from "../src/skills/Frontmatter.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+const sha = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`
+
+/** SkillFiles keeping manifests in `cache` (none by default). */
+const skillFiles = (cache?: string) =>
+  SkillFiles.Default.pipe(
+    Layer.provide(Frontmatter.Default),
+    Layer.provide(Layer.merge(Settings.make({ manifestCache: cache }), Fs.node)),
+  )
+
+/** Every file and folder below `root` (and `root`) dated an hour ago: settled, so kept. */
+const settle = (root: string) =>
+  Effect.promise(async () => {
+    const hourAgo = Date.now() / 1000 - 3600
+    const visit = async (at: string) => {
+      const info = await fs.lstat(at)
+      if (info.isSymbolicLink()) return
+      if (info.isDirectory()) for (const name of await fs.readdir(at)) await visit(path.join(at, name))
+      await fs.utimes(at, hourAgo, hourAgo)
+    }
+    await visit(root)
+  })
+
+const files = (manifest: Manifest) => manifest.files.map((file) => `${file.path} ${file.size} ${file.digest}`)
+
+const TREE = {
+  "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
+  "skills/pdf/references/guide.md": "guide",
+  "skills/pdf/references/deep/more.md": "more",
+  "skills/pdf/scripts/run.sh": "echo run",
+  "outside.md": "outside",
+}
+
+describe("kept manifests", () => {
+  it.scoped.each<readonly [string, (skill: string) => Promise<void>, ReadonlyArray<string>]>([
+    [
+      "a file edited in place, keeping its size",
+      (skill) => fs.writeFile(`${skill}/references/deep/more.md`, "MORE"),
+      ["SKILL.md", "references/deep/more.md 4 MORE", "references/guide.md", "scripts/run.sh"],
+    ],
+    [
+      "a file added to a subfolder",
+      (skill) => fs.writeFile(`${skill}/references/deep/new.md`, "new"),
+      [
+        "SKILL.md",
+        "references/deep/more.md",
+        "references/deep/new.md 3 new",
+        "references/guide.md",
+        "scripts/run.sh",
+      ],
+    ],
+    [
+      "a file removed",
+      (skill) => fs.rm(`${skill}/scripts/run.sh`),
+      ["SKILL.md", "references/deep/more.md", "references/guide.md"],
+    ],
+    [
+      "a file renamed",
+      (skill) => fs.rename(`${skill}/references/guide.md`, `${skill}/references/howto.md`),
+      ["SKILL.md", "references/deep/more.md", "references/howto.md 5 guide", "scripts/run.sh"],
+    ],
+    [
+      "a folder renamed",
+      (skill) => fs.rename(`${skill}/references/deep`, `${skill}/references/deeper`),
+      ["SKILL.md", "references/deeper/more.md 4 more", "references/guide.md", "scripts/run.sh"],
+    ],
+    [
+      "a file replaced by a link inside the skill",
+      async (skill) => {
+        await fs.rm(`${skill}/scripts/run.sh`)
+        await fs.symlink("../references/guide.md", `${skill}/scripts/run.sh`)
+      },
+      ["SKILL.md", "references/deep/more.md", "references/guide.md", "scripts/run.sh 5 guide"],
+    ],
+    [
+      "a file replaced by a link that leads outside",
+      async (skill) => {
+        await fs.rm(`${skill}/scripts/run.sh`)
+        await fs.symlink("../../../outside.md", `${skill}/scripts/run.sh`)
+      },
+      ["SKILL.md", "references/deep/more.md", "references/guide.md"],
+    ],
+    [
+      "a folder replaced by a link that leads outside",
+      async (skill) => {
+        await fs.rename(`${skill}/references`, `${skill}/../../references-moved`)
+        await fs.symlink("../../references-moved", `${skill}/references`)
+      },
+      ["SKILL.md", "scripts/run.sh"],
+    ],
+  ])("sees %s", ([, change, expected]) =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      yield* settle(root)
+      const skillFolder = `${root}/skills/pdf`
+      const skill = { id: "pdf", dir: skillFolder, rootReal: `${root}/skills` }
+      const service = yield* Effect.provide(SkillFiles, skillFiles())
+      const before = yield* service.manifest(skill)
+      // Kept: the second look is the very same answer.
+      expect(yield* service.manifest(skill)).toEqual(before)
+      yield* Effect.promise(() => change(skillFolder))
+      const after = yield* service.manifest(skill)
+      const contents: Record<string, string> = {
+        "SKILL.md": TREE["skills/pdf/SKILL.md"],
+        "references/deep/more.md": "more",
+        "references/guide.md": "guide",
+        "scripts/run.sh": "echo run",
+      }
+      // "path" stands for the file as it was; "path size text" for a file with that content.
+      const wanted = expected.map((line) => {
+        const [file = "", size, text] = line.split(" ")
+        const content = text ?? contents[file] ?? ""
+        return `${file} ${size ?? Buffer.byteLength(content)} ${sha(content)}`
+      })
+      expect(files(after)).toEqual(wanted)
+    }),
+  )
+
+  it.scoped("sees a skill moved to another root, and refuses it where it was", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ ...TREE, "other/.keep": "" })
+      yield* settle(root)
+      const service = yield* Effect.provide(SkillFiles, skillFiles())
+      const there = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      const first = yield* service.manifest(there)
+      yield* Effect.promise(() => fs.rename(`${root}/skills/pdf`, `${root}/other/pdf`))
+      const moved = yield* service.manifest({
+        id: "pdf",
+        dir: `${root}/other/pdf`,
+        rootReal: `${root}/other`,
+      })
+      expect(files(moved)).toEqual(files(first))
+      const error = yield* Effect.flip(service.manifest(there))
+      expect(error._tag).toBe("SkillUnreadable")
+      // Its old root swapped for a link to where it went: refused, never served from what was kept.
+      yield* Effect.promise(() => fs.symlink(`${root}/other/pdf`, `${root}/skills/pdf`))
+      expect((yield* Effect.flip(service.manifest(there)))._tag).toBe("PathEscape")
+    }),
+  )
+
+  it.scoped("is kept only while it can be trusted: a file changed just now is read again", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      yield* settle(root)
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      const notes = `${skill.dir}/references/guide.md`
+      const service = yield* Effect.provide(SkillFiles, skillFiles())
+      yield* service.manifest(skill)
+      // Rewritten twice within one timestamp, as a coarse clock allows: the second is seen too.
+      const second = Math.ceil(Date.now() / 1000) + 1
+      for (const text of ["GUIDE", "Guide"]) {
+        yield* Effect.promise(async () => {
+          await fs.writeFile(notes, text)
+          await fs.utimes(notes, second, second)
+        })
+        const manifest = yield* service.manifest(skill)
+        expect(manifest.files.find((file) => file.path === "references/guide.md")?.digest).toBe(sha(text))
+      }
+    }),
+  )
+})
+
+describe("manifests kept between runs", () => {
+  /** A settled skill and a cache folder; `run` makes a manifest in a fresh SkillFiles. */
+  const setup = Effect.gen(function* () {
+    const root = yield* tempTree(TREE)
+    yield* settle(root)
+    const cache = `${root}/cache/skills-mcp/manifests`
+    const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+    const run = Effect.provide(
+      Effect.flatMap(SkillFiles, (service) => service.manifest(skill)),
+      skillFiles(cache),
+    )
+    const recorded = () => {
+      const [name = ""] = nodeFs.readdirSync(cache).filter((file) => file.endsWith(".json"))
+      return `${cache}/${name}`
+    }
+    return { root, cache, run, recorded }
+  })
+
+  /** Replaces the recorded digest of references/guide.md with a made-up one. */
+  const forge = (file: string) => {
+    const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
+    const skill = record.skills[0]
+    const at = skill.files.indexOf("references/guide.md") * 64
+    skill.digests = `${skill.digests.slice(0, at)}${"0".repeat(64)}${skill.digests.slice(at + 64)}`
+    nodeFs.writeFileSync(file, JSON.stringify(record), { mode: 0o600 })
+    nodeFs.chmodSync(file, 0o600)
+  }
+  const FORGED = `sha256:${"0".repeat(64)}`
+  const guideDigest = (manifest: Manifest) =>
+    manifest.files.find((file) => file.path === "references/guide.md")?.digest
+
+  it.scoped("are used by a fresh process when the cache folder is ours", () =>
+    Effect.gen(function* () {
+      const { cache, run, recorded } = yield* setup
+      expect(guideDigest(yield* run)).toBe(sha("guide"))
+      expect(nodeFs.statSync(cache).mode & 0o777).toBe(0o700)
+      expect(nodeFs.statSync(recorded()).mode & 0o777).toBe(0o600)
+      // What was recorded is what a fresh process lists (a made-up digest shows it is used).
+      forge(recorded())
+      expect(guideDigest(yield* run)).toBe(FORGED)
+    }),
+  )
+
+  it.scoped.each<readonly [string, (file: string, cache: string) => void]>([
+    ["writable by its group", (file) => nodeFs.chmodSync(file, 0o620)],
+    ["writable by others", (file) => nodeFs.chmodSync(file, 0o606)],
+    ["in a folder others may write to", (_, cache) => nodeFs.chmodSync(cache, 0o777)],
+    [
+      "a link to a file of ours",
+      (file) => {
+        nodeFs.renameSync(file, `${file}.elsewhere`)
+        nodeFs.symlinkSync(`${file}.elsewhere`, file)
+      },
+    ],
+    ["not JSON", (file) => nodeFs.writeFileSync(file, "{ not json")],
+    [
+      "for another root",
+      (file) => {
+        const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
+        nodeFs.writeFileSync(file, JSON.stringify({ ...record, root: "/elsewhere" }))
+      },
+    ],
+    [
+      "naming a path with '..'",
+      (file) => {
+        const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
+        record.skills[0].files[2] = "../pdf/references/guide.md"
+        nodeFs.writeFileSync(file, JSON.stringify(record))
+      },
+    ],
+    [
+      "with a skill outside its root",
+      (file) => {
+        const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
+        record.skills[0].base = path.dirname(record.root)
+        nodeFs.writeFileSync(file, JSON.stringify(record))
+      },
+    ],
+    ...(process.getuid?.() === 0
+      ? [["owned by another user", (file: string) => nodeFs.chownSync(file, 12345, 12345)] as const]
+      : []),
+  ])("are ignored when the record is %s", ([, spoil]) =>
+    Effect.gen(function* () {
+      const { cache, run, recorded } = yield* setup
+      yield* run
+      const file = recorded()
+      forge(file)
+      spoil(file, cache)
+      const manifest = yield* run
+      expect(guideDigest(manifest)).toBe(sha("guide"))
+      expect(manifest.files).toHaveLength(4)
+    }),
+  )
+
+  it.scoped("are checked against the disk before use: a change made between runs is seen", () =>
+    Effect.gen(function* () {
+      const { root, run, recorded } = yield* setup
+      yield* run
+      forge(recorded())
+      yield* Effect.promise(() => fs.writeFile(`${root}/skills/pdf/references/guide.md`, "GUIDE"))
+      expect(guideDigest(yield* run)).toBe(sha("GUIDE"))
+    }),
+  )
+})
