@@ -268,17 +268,34 @@ describe("search ranking", () => {
   it("ranks as a fresh index while removals add up past a quarter of the skills, and after", () => {
     const skills = generated()
     const { index, rank } = indexOf(skills)
-    const queries = ["report", "deplo", "testing charts", "translaton", "invoice clusters reports"]
+    // Bodies too: each skill's body names another skill's first word, and a heading.
+    const bodyOf = (entry: Searchable) => `# ${entry.description}\n\nSee ${entry.id.split("-")[1]} and more.`
+    for (const entry of skills) index.addBody(entry, bodyOf(entry))
+    const fresh = (current: ReadonlyArray<Searchable>, query: string) => {
+      const made = indexOf(current)
+      for (const entry of current) made.index.addBody(entry, bodyOf(entry))
+      return made.rank(query).ids
+    }
+    const queries = [
+      "report",
+      "deplo",
+      "testing charts",
+      "translaton",
+      "invoice clusters reports",
+      "see python",
+    ]
     let current = skills
-    // 30 skills leave and one is edited at each step: the index is rebuilt along the way.
+    // 30 skills leave and one is edited at each step (its body indexed again): the removed
+    // skills' postings and numbers are dropped along the way.
     for (let step = 1; step <= 8; step++) {
       current = current
         .filter((_, at) => at % 13 !== step)
         .map((entry, at) => (at === step ? skill(entry.id, "Golang deployment reports.") : entry))
-      index.sync(current, new Map(current.map((entry) => [entry.id, entry])))
-      expect(index.size().skills).toBe(current.length)
+      for (const added of index.sync(current, new Map(current.map((entry) => [entry.id, entry]))))
+        index.addBody(added, bodyOf(added))
+      expect(index.size()).toEqual({ skills: current.length, bodies: current.length })
       for (const query of [...queries, "golang"])
-        expect(rank(query).ids, query).toEqual(freshRank(current, query))
+        expect(rank(query).ids, query).toEqual(fresh(current, query))
     }
     expect(current.length).toBeLessThan(skills.length * 0.6)
   })

@@ -297,6 +297,12 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       return yield* searching.search(query, limit, cursor, among)
     })
 
+    /** The first `limit` skills a query ranks, and whether more follow (kept for no cursor). */
+    const searchTop = Effect.fn("Catalog.searchTop")(function* (query: string, limit: number) {
+      yield* ensureFresh
+      return yield* searching.top(query, limit)
+    })
+
     /** Without a query: every skill in catalog order. With one: the matching skills, best first. */
     const list = Effect.fn("Catalog.list")(function* (options: ListOptions) {
       if (options.query !== undefined && options.query.trim() !== "") {
@@ -323,6 +329,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       get,
       list,
       search,
+      searchTop,
       refresh,
       /** Applies what the watcher saw change. */
       refreshPaths,

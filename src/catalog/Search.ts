@@ -9,15 +9,17 @@
  * among skills; a skill's score is then multiplied by the number of query words it matches.
  * Query words also stand for the terms their term begins and, when no skill holds it, terms a
  * typo or two away (MiniSearch's radix tree, `minisearch/SearchableMap`, finds both), at lower
- * weights. The postings are ours: one typed array per term, and a ranking sums scores in one
- * array by document number (MiniSearch's own index, a Map per term and field and an object per
- * match, costs several times the memory and query time).
+ * weights. The postings are ours: per term, a typed array of (skill, field) pairs and one of
+ * counts, and a ranking sums scores in one array by document number (MiniSearch's own index, a
+ * Map per term and field and an object per match, costs several times the memory and query time).
  *
  * `sync` re-indexes only skills whose metadata object changed (the catalog keeps unchanged ones
  * as the very same objects); an edited skill is a new document, whose body is indexed again. A
  * removed skill's postings stay, skipped: a ranking counts a term's holders among current skills
  * only, so scores equal a fresh index's. Once removed skills outnumber a quarter of the current
- * ones (and 64), their postings are dropped.
+ * ones (and 64), their postings and document numbers are dropped (`compact`). Until then they
+ * still count toward the bound on a query's postings, so near that bound a query may leave out
+ * a common word a fresh index would keep.
  */
 import SearchableMap from "minisearch/SearchableMap"
 import type { QueryWord } from "./Words.js"
@@ -46,7 +48,7 @@ const MAX_QUERY_POSTINGS = 40_000
 /** A word's occurrences counted at most in a field of a skill (a posting holds the count). */
 const MAX_OCCURRENCES = 0xffff
 /** A body is indexed up to this many characters (a SKILL.md is meant to stay under 500 lines). */
-export const MAX_BODY_CHARS = 100_000
+const MAX_BODY_CHARS = 100_000
 
 /** The fields of a skill, each a posting's low two bits. */
 const ID_AND_NAME = 0
@@ -69,8 +71,6 @@ export interface RankingWeights {
   readonly k: number
   readonly b: number
   readonly d: number
-  /** Whether only skills matching every query word are listed when any does. */
-  readonly allWords: boolean
 }
 
 export const DEFAULT_WEIGHTS: RankingWeights = {
@@ -80,7 +80,6 @@ export const DEFAULT_WEIGHTS: RankingWeights = {
   k: 1.2,
   b: 0.9,
   d: 0,
-  allWords: false,
 }
 
 /** A field's text as indexed: its terms with their counts, and its length in terms. */
@@ -194,14 +193,36 @@ class Index<S extends Searchable> {
     this.removed++
   }
 
-  /** Drops the postings of removed skills (and terms left with none). */
+  /**
+   * Drops what removed skills left: their postings, terms no skill holds any more, and their
+   * document numbers (the current skills are numbered afresh, in the same order).
+   */
   compact() {
+    const renumbered = new Int32Array(this.skills.length).fill(-1)
+    let live = 0
+    for (let document = 0; document < this.skills.length; document++) {
+      const skill = this.skills[document]
+      if (skill === undefined) continue
+      renumbered[document] = live
+      this.skills[live] = skill
+      this.positions[live] = this.positions[document] ?? 0
+      this.withBody[live] = this.withBody[document] ?? false
+      for (let field = 0; field < FIELDS; field++)
+        this.lengths[live * FIELDS + field] = this.lengths[document * FIELDS + field] ?? 0
+      this.documentOf.set(skill.id, live)
+      live++
+    }
+    this.skills.length = live
+    this.positions.length = live
+    this.withBody.length = live
+    this.lengths.length = live * FIELDS
     for (const [word, term] of this.terms) {
       let kept = 0
       for (let at = 0; at < term.used; at++) {
         const entry = term.postings[at] ?? 0
-        if (this.skills[entry >>> 2] === undefined) continue
-        term.postings[kept] = entry
+        const document = renumbered[entry >>> 2] ?? -1
+        if (document < 0) continue
+        term.postings[kept] = document * FIELDS + (entry & 3)
         term.counts[kept] = term.counts[at] ?? 0
         kept++
       }
@@ -226,8 +247,8 @@ class Index<S extends Searchable> {
 
   /**
    * The terms a query word stands for, with their weights (MiniSearch's rules): its term, the
-   * terms the word as typed begins (not its stem: `forms` is not the beginning of `formulas`),
-   * and, for a term no skill holds, the terms a typo or two away.
+   * terms its term begins (`fail` begins `failur`, the stem of `failure`), and, for a term no
+   * skill holds, the terms a typo or two away (how many from the word's length as typed).
    */
   expansions({ term: stem, word }: QueryWord, weights: RankingWeights): Expansions {
     const found: Array<readonly [Term, number]> = []
@@ -264,7 +285,7 @@ class Index<S extends Searchable> {
   /** Skills by relevance to the words (at most 16) these expansions stand for, best first. */
   rank(words: ReadonlyArray<Expansions>, weights: RankingWeights): Ranking<S> {
     const { lengths, positions, skills } = this
-    const { fields, k, b, d, allWords } = weights
+    const { fields, k, b, d } = weights
     const count = this.documentOf.size
     /** Per field: how many current skills have it indexed (bodies come after the metadata). */
     const indexed = [count, count, this.bodies, this.bodies]
@@ -301,17 +322,14 @@ class Index<S extends Searchable> {
         }
       }
     })
-    const all = hits.filter((document) => matched[document] === (1 << words.length) - 1)
-    const ranked = allWords && all.length > 0 ? all : hits
-    for (const document of ranked)
-      scores[document] = (scores[document] ?? 0) * bitCount(matched[document] ?? 0)
-    ranked.sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0) || (positions[a] ?? 0) - (positions[b] ?? 0))
+    for (const document of hits) scores[document] = (scores[document] ?? 0) * bitCount(matched[document] ?? 0)
+    hits.sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0) || (positions[a] ?? 0) - (positions[b] ?? 0))
     const found: Array<S> = []
-    for (const document of ranked) {
+    for (const document of hits) {
       const skill = skills[document]
       if (skill !== undefined) found.push(skill)
     }
-    const first = ranked[0]
+    const first = hits[0]
     return {
       skills: found,
       match: first === undefined || matched[first] === (1 << words.length) - 1 ? "all" : "any",
@@ -341,7 +359,7 @@ export interface SearchIndex<S extends Searchable> {
   readonly size: () => { readonly skills: number; readonly bodies: number }
 }
 
-export const makeSearchIndex = <S extends Searchable>(weights = DEFAULT_WEIGHTS): SearchIndex<S> => {
+export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
   const index = new Index<S>()
 
   const sync = (skills: ReadonlyArray<S>, byId: ReadonlyMap<string, S>) => {
@@ -372,7 +390,7 @@ export const makeSearchIndex = <S extends Searchable>(weights = DEFAULT_WEIGHTS)
     },
     addBody: (skill, body) => index.addBody(skill, body),
     needsBody: (skill) => index.needsBody(skill),
-    rank: (query, using = weights) => {
+    rank: (query, using = DEFAULT_WEIGHTS) => {
       const words = queryWords(query).slice(0, MAX_QUERY_WORDS)
       if (words.length === 0) return { skills: [], match: "all" }
       return index.rank(index.affordable(words, using), using)

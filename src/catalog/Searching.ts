@@ -129,15 +129,31 @@ export const makeSearching = (
           ? ranking.skills
           : [exact, ...ranking.skills.filter((skill) => skill.id !== exact.id)]
       if (among === "served") return { skills, match: ranking.match }
-      const published = new Set(snapshot.published)
-      return { skills: skills.filter((skill) => published.has(skill)), match: ranking.match }
+      return {
+        skills: skills.filter((skill) => snapshot.addresses.get(skill)?.published === true),
+        match: ranking.match,
+      }
     }
 
+    /** The index, built and in step with the current snapshot (which it answers). */
+    const inStep = Effect.gen(function* () {
+      yield* warm
+      const built = yield* Deferred.await(ready)
+      const snapshot = yield* current
+      yield* follow(snapshot)
+      return { built, snapshot }
+    })
+
     /** The ranking of a query, kept for its cursor's pages; fails when that ranking is gone. */
-    const rankingOf = (snapshot: Snapshot, key: string, among: SearchScope, cursor: string | undefined) =>
+    const rankingOf = (
+      built: SearchIndex<Skill>,
+      snapshot: Snapshot,
+      key: string,
+      among: SearchScope,
+      cursor: string | undefined,
+    ) =>
       Effect.gen(function* () {
         const from = cursor === undefined ? undefined : yield* decodeRankedCursor(cursor, key)
-        const built = yield* Deferred.await(ready)
         const kept = (at: number) => `${at}\n${among}\n${key}`
         const made = from?.generation ?? generation
         let ranking = rankings.get(kept(made))
@@ -168,11 +184,8 @@ export const makeSearching = (
     ) =>
       Effect.gen(function* () {
         const key = queryKey(query)
-        yield* warm
-        yield* Deferred.await(ready)
-        const snapshot = yield* current
-        yield* follow(snapshot)
-        const { ranking, generation: made, offset } = yield* rankingOf(snapshot, key, among, cursor)
+        const { built, snapshot } = yield* inStep
+        const { ranking, generation: made, offset } = yield* rankingOf(built, snapshot, key, among, cursor)
         const end = offset + limit
         // A page of an earlier snapshot's ranking shows the skills as they are now; ones that
         // left are dropped.
@@ -195,13 +208,21 @@ export const makeSearching = (
         return result
       })
 
+    /**
+     * The first `limit` skills a query ranks, and whether more follow, without keeping the
+     * ranking for paging (completion asks at every keystroke).
+     */
+    const top = (query: string, limit: number) =>
+      Effect.map(inStep, ({ built, snapshot }) => {
+        const { skills } = rankFor(snapshot, built, queryKey(query), "served")
+        return { skills: skills.slice(0, limit), more: skills.length > limit }
+      })
+
     /** Waits until the index holds every skill of the current snapshot with its body. */
     const indexed = Effect.gen(function* () {
-      yield* warm
-      yield* Deferred.await(ready)
-      yield* follow(yield* current)
+      yield* inStep
       while (indexingBodies !== undefined) yield* Deferred.await(indexingBodies)
     })
 
-    return { warm, follow, search, indexed } as const
+    return { warm, follow, search, top, indexed } as const
   })

@@ -4,8 +4,8 @@
  * A text is split into words at anything that is not a letter or a digit (`pdf-tools`: `pdf`,
  * `tools`). A word whose case or kind changes inside is also split there, and kept whole too
  * (`useEffect`: `useeffect`, `use`, `effect`; `PDFParser`: `pdfparser`, `pdf`, `parser`;
- * `pdf2docx`: `pdf2docx`, `pdf`, `2`, `docx`). Words are compared without case, a few English
- * stop words are left out, and English words are stemmed with the Porter stemmer (`stemmer`
+ * `pdf2docx`: `pdf2docx`, `pdf`, `2`, `docx`). Words are compared without case, English stop
+ * words are left out, and English words are stemmed with the Porter stemmer (`stemmer`
  * package: `failing`, `failed`, `fails` are all `fail`), so a task phrased in other forms of a
  * skill's words still finds it.
  */
@@ -21,8 +21,9 @@ const MAX_WORD_LENGTH = 64
 const ENGLISH = /^[a-z]+$/
 
 /**
- * English stop words: the Snowball project's list (as NLTK ships it), with the pieces the split
- * at apostrophes leaves (`don't`: `don`, `t`). They say nothing about a task, and in a body
+ * English stop words: the Snowball project's list, with `can`, `will`, `just`, `should`, `now`,
+ * `would`, `could`, `ought`, `let`, and the pieces the split at apostrophes leaves (`don't`:
+ * `don`, `t`). They say nothing about a task, and in a body
  * they are most of the words.
  */
 const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -79,7 +80,7 @@ export const forEachTerm = (text: string, found: (term: string, word: string) =>
   }
 }
 
-/** A word of a query: its term, and the word as typed (lowercase), whose beginnings it matches. */
+/** A word of a query: its term, and the word as typed (lowercase), whose length sets the typos allowed. */
 export interface QueryWord {
   readonly term: string
   readonly word: string

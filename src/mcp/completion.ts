@@ -65,16 +65,15 @@ const beginning = ({ values, lower }: Candidates, value: string) => {
   return values.filter((_, index) => lower[index]?.startsWith(needle) === true)
 }
 
-const completion = (candidates: Candidates, value: string) => {
-  const matches = beginning(candidates, value)
+/** A completion result: at most MAX_VALUES of `values`; `more` when others exist beyond them. */
+const answer = (values: ReadonlyArray<string>, more: boolean) => {
+  const hasMore = more || values.length > MAX_VALUES
   return {
-    completion: {
-      values: matches.slice(0, MAX_VALUES),
-      total: matches.length,
-      hasMore: matches.length > MAX_VALUES,
-    },
+    completion: { values: values.slice(0, MAX_VALUES), hasMore, ...(more ? {} : { total: values.length }) },
   }
 }
+
+const completion = (candidates: Candidates, value: string) => answer(beginning(candidates, value), false)
 
 const EMPTY = { completion: { values: [], total: 0, hasMore: false } }
 
@@ -103,18 +102,9 @@ export const makeCompleter = <R>(
         if (ref.type === "ref/prompt") {
           if (ref.name !== SKILL_PROMPT || argument.name !== "name") return EMPTY
           const begun = beginning(namesAndIds(snapshot), argument.value)
-          if (argument.value.trim() === "" || begun.length > MAX_VALUES)
-            return completion(namesAndIds(snapshot), argument.value)
-          const ranked = yield* catalog.search(argument.value, MAX_VALUES, undefined)
-          const values = [...new Set([...begun, ...ranked.skills.map((skill) => skill.id)])]
-          const hasMore = values.length > MAX_VALUES || ranked.nextCursor !== undefined
-          return {
-            completion: {
-              values: values.slice(0, MAX_VALUES),
-              hasMore,
-              ...(hasMore ? {} : { total: values.length }),
-            },
-          }
+          if (argument.value.trim() === "" || begun.length > MAX_VALUES) return answer(begun, false)
+          const ranked = yield* catalog.searchTop(argument.value, MAX_VALUES)
+          return answer([...new Set([...begun, ...ranked.skills.map((skill) => skill.id)])], ranked.more)
         }
         if (ref.uri !== SKILL_FILE_TEMPLATE) return EMPTY
         if (argument.name === "skill") return completion(skillPaths(snapshot), argument.value)
