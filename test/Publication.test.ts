@@ -2,7 +2,7 @@ import * as Either from "effect/Either"
 import { describe, expect, it } from "vitest"
 import { publish } from "../src/catalog/Publication.js"
 import type { Skill } from "../src/catalog/Snapshot.js"
-import { MAX_URI_CHARS, parseSkillUri, resolveSegments } from "../src/catalog/Uris.js"
+import { MAX_URI_CHARS, parseSkillUri, resolveSegments } from "../src/skills/Uris.js"
 
 const skill = (
   id: string,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
-import { fileUri, parseSkillUri, resolveSegments, skillMdUri, skillPathOf } from "../src/catalog/Uris.js"
+import { fileUri, parseSkillUri, resolveSegments, skillMdUri, skillPathOf } from "../src/skills/Uris.js"
 
 const skill = (id: string, name: string, segments: ReadonlyArray<string>) => ({ id, name, segments })
 

@@ -14,9 +14,9 @@
  *   `skill://xlsx/SKILL.md` must be the same skill).
  */
 
+import type { Address, UriClaim, UriSpace, UriSubject } from "../skills/Uris.js"
+import { DIAGNOSTICS_DOCUMENT, PROMPT_XML_DOCUMENT, pathKey, skillPathOf, uriKey } from "../skills/Uris.js"
 import { codePoints, MAX_DESCRIPTION, MAX_NAME, nameProblems } from "../skills/Validation.js"
-import type { Address, UriClaim, UriSpace, UriSubject } from "./Uris.js"
-import { DIAGNOSTICS_DOCUMENT, PROMPT_XML_DOCUMENT, pathKey, skillPathOf, uriKey } from "./Uris.js"
 
 /** What publication looks at of a skill. */
 interface Publishable extends UriSubject {

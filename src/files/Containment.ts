@@ -7,10 +7,10 @@
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { fileUri, MANIFEST_SEGMENT, parseSkillUri } from "../catalog/Uris.js"
 import { FileNotFound, InvalidArgument, PathEscape, SkillUnreadable } from "../Errors.js"
 import type { FsShape } from "../platform/Fs.js"
 import { isInside, toPosix } from "../platform/Paths.js"
+import { fileUri, MANIFEST_SEGMENT, parseSkillUri } from "../skills/Uris.js"
 
 /** The part of a skill SkillFiles needs. */
 export interface SkillRef {

@@ -9,11 +9,11 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { Catalog } from "../catalog/Catalog.js"
 import type { Snapshot } from "../catalog/Snapshot.js"
-import { fileOfPath, MANIFEST_SEGMENT } from "../catalog/Uris.js"
 import { InvalidArgument } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { Fs } from "../platform/Fs.js"
 import { fingerprintOf } from "../platform/Paths.js"
+import { fileOfPath, MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { diagnosticsText, resolveUri } from "./resources.js"
 
 const MAX_SUBSCRIPTIONS = 256

@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import { Catalog } from "../catalog/Catalog.js"
 import type { Skill } from "../catalog/Snapshot.js"
 import { findSkill, perSnapshot } from "../catalog/Snapshot.js"
-import { MAX_URI_CHARS, pathKey, uriKey } from "../catalog/Uris.js"
+import { MAX_URI_CHARS, pathKey, uriKey } from "../skills/Uris.js"
 import { SKILL_PROMPT } from "./prompts.js"
 import { addressOf, SKILL_FILE_TEMPLATE } from "./resources.js"
 

@@ -13,7 +13,15 @@ import { Catalog } from "../catalog/Catalog.js"
 import { decodeCursor, encodeCursor, paginate } from "../catalog/Paging.js"
 import type { Skill, Snapshot } from "../catalog/Snapshot.js"
 import { perSnapshot } from "../catalog/Snapshot.js"
-import type { Address, UriTarget } from "../catalog/Uris.js"
+import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
+import { mimeTypeOf } from "../files/MimeTypes.js"
+import { kindOf } from "../files/Reading.js"
+import { SkillFiles } from "../files/SkillFiles.js"
+import type { CatalogEntry } from "../instructions.js"
+import { renderAvailableSkills } from "../instructions.js"
+import { diagnosticsDocument } from "../report/CatalogReport.js"
+import { defaults, Settings } from "../Settings.js"
+import type { Address, UriTarget } from "../skills/Uris.js"
 import {
   DIAGNOSTICS_URI,
   fileOfPath,
@@ -24,15 +32,7 @@ import {
   resolveSegments,
   skillMdUri,
   UriString,
-} from "../catalog/Uris.js"
-import { echo, InvalidArgument, UnknownUri } from "../Errors.js"
-import { mimeTypeOf } from "../files/MimeTypes.js"
-import { kindOf } from "../files/Reading.js"
-import { SkillFiles } from "../files/SkillFiles.js"
-import type { CatalogEntry } from "../instructions.js"
-import { renderAvailableSkills } from "../instructions.js"
-import { diagnosticsDocument } from "../report/CatalogReport.js"
-import { defaults, Settings } from "../Settings.js"
+} from "../skills/Uris.js"
 import type { ListParams } from "./Run.js"
 import { CACHE_HINTS } from "./skills.js"
 

@@ -10,6 +10,10 @@ import { Catalog } from "../catalog/Catalog.js"
 import { paginate } from "../catalog/Paging.js"
 import { SEARCH_PAGE } from "../catalog/Searching.js"
 import type { Skill, Snapshot } from "../catalog/Snapshot.js"
+import { SkillNotPublished, UnknownUri } from "../Errors.js"
+import type { Manifest } from "../files/Manifests.js"
+import { SkillFiles } from "../files/SkillFiles.js"
+import { Settings } from "../Settings.js"
 import {
   fileUri,
   parseSkillUri,
@@ -17,11 +21,7 @@ import {
   skillMdUri,
   skillPathOf,
   UriString,
-} from "../catalog/Uris.js"
-import { SkillNotPublished, UnknownUri } from "../Errors.js"
-import type { Manifest } from "../files/Manifests.js"
-import { SkillFiles } from "../files/SkillFiles.js"
-import { Settings } from "../Settings.js"
+} from "../skills/Uris.js"
 
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 

@@ -8,7 +8,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { SKILL_FILE } from "../skills/Discovery.js"
+import { SKILL_FILE } from "./Discovery.js"
 
 const SCHEME = "skill://"
 /** The server's own documents: single-segment URIs no skill can claim. */
