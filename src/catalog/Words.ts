@@ -97,7 +97,7 @@ export const queryWords = (query: string): Array<QueryWord> => {
 
 /** A markdown heading line: up to three spaces, one to six `#`, a space or the line's end. */
 const HEADING = /^ {0,3}#{1,6}(?:[ \t]|$)/
-const FENCE = /^ {0,3}(?:```|~~~)/
+const FENCE = /^ {0,3}(?:\x60{3}|~{3})/ // three backticks or tildes
 
 /**
  * A SKILL.md body as searched: its headings' text and the rest, apart. A `#` line inside a
