@@ -24,7 +24,7 @@ export const watchCatalog = (options: {
     const catalog = yield* Catalog
     const watcher = yield* Watcher
     // Skills' kept manifests are trusted while the watches of their folders see no change
-    // (src/files/Manifests.ts); those folders are watched as long as the manifests are kept.
+    // (src/files/Inventories.ts); those folders are watched as long as the manifests are kept.
     const files = yield* SkillFiles
     yield* watcher.onChange(files.changed)
     yield* Effect.acquireRelease(

@@ -2,7 +2,7 @@
  * ManifestStore: skills' inventories and digests kept between runs, in the user's cache folder
  * (`$XDG_CACHE_HOME/skills-mcp/manifests` or `~/.cache/skills-mcp/manifests`), one JSON file per
  * skills folder (root), named by a hash of the root's real path. A fresh process then checks
- * each skill's folders and files against what was recorded (a stat each, see Manifests.ts)
+ * each skill's folders and files against what was recorded (a stat each, see Inventories.ts)
  * instead of walking and hashing it again.
  *
  * Nothing read from the folder is trusted blindly: the folder and the file must be ours (owned
@@ -86,7 +86,7 @@ const fileOf = (folder: string, rootReal: string) =>
 /**
  * The store in `folder` (undefined: none, nothing is kept). Its reads and writes are synchronous
  * and rare: a root's file is read once, when its first skill is looked at, and written at most
- * every few seconds while manifests change (see Manifests.ts).
+ * every few seconds while manifests change (see Inventories.ts).
  */
 export const makeManifestStore = (folder: string | undefined) => {
   /** What was recorded for a root's skills (none when nothing trusted was found). */

@@ -1,7 +1,8 @@
 /**
  * SkillFiles: every read of a file or folder inside a skill, as one service. It composes the
  * rooms of this folder: Containment (is a path inside the skill?), Reading (one regular file,
- * safely), Folders (listings and pages) and Manifests (what the Skills extension publishes).
+ * safely), Folders (listings and pages) and Manifests (what the Skills extension publishes,
+ * with what is kept of it in Inventories).
  * The file system is reached through the Fs service, SKILL.md's text parsed through Frontmatter.
  */
 import * as path from "node:path"
@@ -130,11 +131,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       manifest,
       /** A skill's manifest when it needs no wait (kept and unchanged), else undefined (Manifests.ts). */
       keptManifest: manifests.keptManifest,
-      /** A file watcher saw a change at this path (Manifests.ts). */
+      /** A file watcher saw a change at this path (Inventories.ts). */
       changed: manifests.changed,
-      /** Whether, and how, a file watcher watches kept skills' folders (Manifests.ts). */
+      /** Whether, and how, a file watcher watches kept skills' folders (Inventories.ts). */
       useWatcher: manifests.useWatcher,
-      /** The folders of skills whose manifests are kept, to keep watched. */
+      /** The folders of skills whose manifests are kept, to keep watched (Inventories.ts). */
       watchedFolders: manifests.watchedFolders,
       publicationProblem,
       leftOut: manifests.leftOut,

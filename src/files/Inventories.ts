@@ -1,0 +1,352 @@
+/**
+ * Inventories: what is kept of skills' files between calls, and between runs. A skill's inventory
+ * (its folders and files, each with the stamp, device, inode, size and times, the walk found) is
+ * kept once the walk (Manifests.ts) found every folder and file settled, with no link inside, no
+ * withheld file and no problem; any other skill is walked every time. The SHA-256 digests of
+ * files are kept here too, by real path, each with the stamp of the file as it was hashed.
+ *
+ * While a file watcher is on, every folder of a kept skill is watched and, once its stamps were
+ * found to hold after the watches existed, it is answered without a look at the disk until a
+ * watch sees a change in one of its folders (`changed`). Otherwise each call checks the stamps (a
+ * stat each, no folder read). Any difference (a file edited, added, removed or renamed in any
+ * folder, a file or folder replaced by a link) means the inventory no longer holds: the caller
+ * walks again, and re-hashes only the files whose stamps changed. Kept inventories and their
+ * digests are also recorded in the user's cache folder (ManifestStore.ts), so a fresh process
+ * checks stamps instead of walking and hashing again.
+ */
+import type { Stats } from "node:fs"
+import * as path from "node:path"
+import { MANIFEST_SEGMENT } from "../catalog/Uris.js"
+import type { FsShape } from "../platform/Fs.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { isInside, sameFingerprint } from "../platform/Paths.js"
+import { SKILL_FILE } from "../skills/Discovery.js"
+import { fileUriProblem } from "./Containment.js"
+import type { ManifestStore, StoredSkill } from "./ManifestStore.js"
+
+/** What identifies one version of a file or folder: any change to a field means "look again". */
+export interface Stamp extends Fingerprint {
+  readonly ctimeMs: number
+}
+
+export const stampOf = (info: Stats): Stamp => ({
+  dev: info.dev,
+  ino: info.ino,
+  size: info.size,
+  mtimeMs: info.mtimeMs,
+  ctimeMs: info.ctimeMs,
+})
+
+const sameStamp = (a: Stamp, b: Stamp): boolean => sameFingerprint(a, b) && a.ctimeMs === b.ctimeMs
+
+/** A file found by the inventory: where, and its stamp as the walk found it. */
+export interface FoundFile {
+  readonly path: string
+  readonly real: string
+  readonly stamp: Stamp
+}
+
+/** A folder of a skill as the walk found it ("" for the skill folder), before it was read. */
+export interface FoundFolder {
+  readonly path: string
+  readonly stamp: Stamp
+}
+
+/** A skill's inventory kept between calls (see the top of this file). */
+export interface KeptInventory {
+  readonly rootReal: string
+  readonly folders: ReadonlyArray<FoundFolder>
+  readonly files: ReadonlyArray<FoundFile>
+  /**
+   * Every folder of it was watched before its stamps were last found to hold, and no change
+   * was seen in any since: it holds without a look at the disk (see `useWatcher`).
+   */
+  covered: boolean
+}
+
+export const DIGEST_PREFIX = "sha256:"
+
+/** A digest, and the stamp of the file as it was opened to be hashed. */
+export interface CachedDigest extends Stamp {
+  readonly digest: string
+  /** SKILL.md's only: the key of the frontmatter the bytes hashed parse to (Manifests.ts). */
+  readonly frontmatterKey: string | undefined
+}
+
+/** The limits within which every kept inventory stays (the Skills extension's, Manifests.ts). */
+export interface InventoryLimits {
+  readonly maxFiles: number
+  /** Bytes over all files. */
+  readonly maxBytes: number
+  /** Bytes of one file (--max-file-bytes). */
+  readonly maxFileBytes: number
+}
+
+/** The digests (and the inventories kept) are dropped when they grow past this many files. */
+const MAX_CACHED_DIGESTS = 200_000
+/** A root's record in the cache folder is written once its changes pause this long... */
+const STORE_DELAY_MS = 2_000
+/** ...or this long after the first change not yet written, and as the server stops. */
+const MAX_UNSAVED_MS = 30_000
+
+/** A path below a real folder, given `/`-separated (as recorded), without `path.join`'s pass. */
+const realOf = (base: string, relative: string) =>
+  `${base}${path.sep}${path.sep === "/" ? relative : relative.replaceAll("/", path.sep)}`
+
+/**
+ * Whether a recorded path may be listed (see `fileUriProblem`); names of letters, digits, `.`,
+ * `_` and `-` always may (a record is checked path by path: thousands of them).
+ */
+const listable = (relative: string) =>
+  (/^[\w.-]+(?:\/[\w.-]+)*$/.test(relative) && relative !== MANIFEST_SEGMENT) ||
+  fileUriProblem(relative) === undefined
+
+export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: ManifestStore) => {
+  /** Digests by real file path, valid while the stamp holds; kept once settled. */
+  const digests = new Map<string, CachedDigest>()
+  /** Inventories kept, by the skill folder's real path. */
+  const inventories = new Map<string, KeptInventory>()
+  /** Roots whose record in the cache folder was read, and those with changes not yet written. */
+  const loadedRoots = new Set<string>()
+  const unsavedRoots = new Set<string>()
+  let saveTimer: NodeJS.Timeout | undefined
+  let unsavedSince: number | undefined
+
+  // --- Kept between runs (ManifestStore.ts) ---------------------------------------------------
+
+  /** What a root's kept skills are, as recorded: those whose every file has its digest. */
+  const recordOf = (rootReal: string): Array<StoredSkill> => {
+    const skills: Array<StoredSkill> = []
+    for (const [base, kept] of inventories) {
+      if (kept.rootReal !== rootReal) continue
+      const stamps: Array<number> = []
+      for (const { stamp } of kept.folders) stamps.push(stamp.dev, stamp.ino, stamp.mtimeMs, stamp.ctimeMs)
+      let digestsInHex = ""
+      let skillMdKey: string | null = null
+      for (const file of kept.files) {
+        const cached = digests.get(file.real)
+        if (cached === undefined || !sameStamp(cached, file.stamp)) break
+        const { dev, ino, size, mtimeMs, ctimeMs } = file.stamp
+        stamps.push(dev, ino, size, mtimeMs, ctimeMs)
+        digestsInHex += cached.digest.slice(DIGEST_PREFIX.length)
+        if (file.path === SKILL_FILE) skillMdKey = cached.frontmatterKey ?? null
+      }
+      if (digestsInHex.length < kept.files.length * 64) continue
+      skills.push({
+        base,
+        folders: kept.folders.slice(1).map((folder) => folder.path),
+        files: kept.files.map((file) => file.path),
+        stamps,
+        digests: digestsInHex,
+        skillMdKey,
+      })
+    }
+    return skills
+  }
+
+  const saveAll = () => {
+    if (saveTimer !== undefined) clearTimeout(saveTimer)
+    saveTimer = undefined
+    unsavedSince = undefined
+    for (const rootReal of unsavedRoots) store.save(rootReal, recordOf(rootReal))
+    unsavedRoots.clear()
+  }
+
+  /**
+   * Notes that a root's record is behind. It is written once changes pause for STORE_DELAY_MS
+   * (a first sync changes it thousands of times), or MAX_UNSAVED_MS after the first change.
+   */
+  const unsaved = (rootReal: string) => {
+    unsavedRoots.add(rootReal)
+    const now = Date.now()
+    unsavedSince ??= now
+    if (saveTimer !== undefined && now - unsavedSince < MAX_UNSAVED_MS) {
+      clearTimeout(saveTimer)
+      saveTimer = undefined
+    }
+    saveTimer ??= setTimeout(saveAll, STORE_DELAY_MS).unref()
+  }
+
+  /**
+   * Takes in what was recorded for a root, the first time one of its skills is looked at: each
+   * skill below the root, within the limits, with names a URI reads back (as a kept inventory
+   * has), and not known here already.
+   */
+  const loadRoot = (rootReal: string) => {
+    if (loadedRoots.has(rootReal)) return
+    loadedRoots.add(rootReal)
+    for (const skill of store.load(rootReal)) {
+      const { base, stamps } = skill
+      const folderCount = skill.folders.length + 1
+      if (!isInside(rootReal, base) || base === rootReal || inventories.has(base)) continue
+      if (skill.files.length > limits.maxFiles) continue
+      if (stamps.length !== folderCount * 4 + skill.files.length * 5) continue
+      if (skill.digests.length !== skill.files.length * 64) continue
+      const at = (index: number) => stamps[index] ?? Number.NaN
+      const folders: Array<FoundFolder> = []
+      for (let index = 0; index < folderCount; index++) {
+        const [dev, ino, mtimeMs, ctimeMs] = [
+          at(index * 4),
+          at(index * 4 + 1),
+          at(index * 4 + 2),
+          at(index * 4 + 3),
+        ]
+        folders.push({
+          path: index === 0 ? "" : (skill.folders[index - 1] ?? ""),
+          stamp: { dev, ino, size: 0, mtimeMs, ctimeMs },
+        })
+      }
+      let total = 0
+      const files: Array<FoundFile> = []
+      for (const [index, relative] of skill.files.entries()) {
+        const from = folderCount * 4 + index * 5
+        const stamp = {
+          dev: at(from),
+          ino: at(from + 1),
+          size: at(from + 2),
+          mtimeMs: at(from + 3),
+          ctimeMs: at(from + 4),
+        }
+        total += stamp.size
+        if (stamp.size > limits.maxFileBytes || !listable(relative)) break
+        files.push({ path: relative, real: realOf(base, relative), stamp })
+      }
+      if (files.length < skill.files.length || total > limits.maxBytes) continue
+      keepInventory(base, { rootReal, folders, files, covered: false })
+      for (const [index, file] of files.entries()) {
+        if (digests.has(file.real)) continue
+        const digest = `${DIGEST_PREFIX}${skill.digests.slice(index * 64, index * 64 + 64)}`
+        const frontmatterKey = file.path === SKILL_FILE ? (skill.skillMdKey ?? undefined) : undefined
+        digests.set(file.real, { ...file.stamp, digest, frontmatterKey })
+      }
+    }
+  }
+
+  // --- Kept between calls ---------------------------------------------------------------------
+
+  /** Watches a folder, while a file watcher is on (see `useWatcher`). */
+  let watch: ((dir: string) => boolean) | undefined
+  /** The kept skills (real paths) by each of their folders, watched or to be watched. */
+  const skillOfFolder = new Map<string, string>()
+
+  const foldersOf = (base: string, kept: KeptInventory) =>
+    kept.folders.map((folder) => (folder.path === "" ? base : path.join(base, ...folder.path.split("/"))))
+
+  const keepInventory = (base: string, kept: KeptInventory) => {
+    drop(base)
+    inventories.set(base, kept)
+    for (const folder of foldersOf(base, kept)) skillOfFolder.set(folder, base)
+  }
+
+  /** Forgets a kept inventory; false when there was none. */
+  const drop = (base: string): boolean => {
+    const kept = inventories.get(base)
+    if (kept === undefined) return false
+    inventories.delete(base)
+    for (const folder of foldersOf(base, kept))
+      if (skillOfFolder.get(folder) === base) skillOfFolder.delete(folder)
+    return true
+  }
+
+  /** A change was seen at `changed` (a file or folder): the kept skill it is in is looked at again. */
+  const changed = (changedPath: string) => {
+    for (const folder of [changedPath, path.dirname(changedPath)]) {
+      const base = skillOfFolder.get(folder)
+      const kept = base === undefined ? undefined : inventories.get(base)
+      if (kept !== undefined) kept.covered = false
+    }
+  }
+
+  /**
+   * Whether a kept inventory holds, without a look at the disk while it is covered. Otherwise its
+   * folders are first watched (when a watcher is on), then its stamps checked (`holds`): if they
+   * hold, any later change is seen by a watch, and it is covered from then on.
+   */
+  const stillHolds = (base: string, kept: KeptInventory): boolean => {
+    if (kept.covered) return true
+    const watched = watch !== undefined && foldersOf(base, kept).every(watch)
+    if (!holds(base, kept)) return false
+    kept.covered = watched
+    return true
+  }
+
+  /**
+   * Whether a kept inventory still holds: every folder and file has the stamp the walk found (a
+   * synchronous stat each: no folder is read, and a stat costs less than a wait for the thread
+   * pool). Folders first, from the top: a folder replaced by a link fails its own check.
+   */
+  const holds = (base: string, kept: KeptInventory): boolean => {
+    for (const folder of kept.folders) {
+      const info = fs.sync.lstat(folder.path === "" ? base : path.join(base, ...folder.path.split("/")))
+      if (info === null || !info.isDirectory()) return false
+      const { stamp } = folder
+      if (info.dev !== stamp.dev || info.ino !== stamp.ino) return false
+      if (info.mtimeMs !== stamp.mtimeMs || info.ctimeMs !== stamp.ctimeMs) return false
+    }
+    for (const file of kept.files) {
+      const info = fs.sync.lstat(file.real)
+      if (info === null || !info.isFile() || !sameStamp(stampOf(info), file.stamp)) return false
+    }
+    return true
+  }
+
+  return {
+    /**
+     * The inventory kept for the skill folder `base` (a real path) of a skill below `rootReal`,
+     * while it holds (`stillHolds`); the root's record is read first, the first time.
+     */
+    held: (rootReal: string, base: string): KeptInventory | undefined => {
+      loadRoot(rootReal)
+      const kept = inventories.get(base)
+      return kept !== undefined && kept.rootReal === rootReal && stillHolds(base, kept) ? kept : undefined
+    },
+    /** Keeps what a walk found of a settled skill (see the top of this file). */
+    keep: (
+      rootReal: string,
+      base: string,
+      folders: ReadonlyArray<FoundFolder>,
+      files: ReadonlyArray<FoundFile>,
+    ) => {
+      const kept: KeptInventory = { rootReal, folders, files, covered: false }
+      keepInventory(base, kept)
+      // Watched and checked now, so the next call needs no look at the disk (`stillHolds`).
+      if (watch !== undefined) stillHolds(base, kept)
+      unsaved(rootReal)
+    },
+    /** Forgets what was kept of a skill folder, if anything (it is walked every time). */
+    forget: (rootReal: string, base: string) => {
+      if (drop(base)) unsaved(rootReal)
+    },
+    /** A file's digest, while the file has the stamp it had when it was hashed. */
+    digestOf: (file: FoundFile): CachedDigest | undefined => {
+      const cached = digests.get(file.real)
+      return cached === undefined || !sameStamp(cached, file.stamp) ? undefined : cached
+    },
+    /** Keeps a settled file's digest; recorded with the skill folder `base`'s inventory, if kept. */
+    keepDigest: (rootReal: string, base: string, real: string, digest: CachedDigest) => {
+      digests.set(real, digest)
+      if (inventories.has(base)) unsaved(rootReal)
+    },
+    /** Drops every digest and inventory kept, when there are more than MAX_CACHED_DIGESTS. */
+    trim: () => {
+      if (digests.size > MAX_CACHED_DIGESTS) {
+        digests.clear()
+        inventories.clear()
+        skillOfFolder.clear()
+      }
+    },
+    /** Writes what is not yet recorded in the cache folder now (on shutdown). */
+    saveNow: saveAll,
+    changed,
+    /**
+     * A file watcher is on, and `watchNow` watches one more folder (false: refused); or, with
+     * undefined, none is, and kept inventories are checked on every call.
+     */
+    useWatcher: (watchNow: ((dir: string) => boolean) | undefined) => {
+      watch = watchNow
+      if (watchNow === undefined) for (const kept of inventories.values()) kept.covered = false
+    },
+    /** The folders of kept skills, to keep watched. */
+    watchedFolders: (): ReadonlyArray<string> => [...skillOfFolder.keys()],
+  } as const
+}
