@@ -16,11 +16,11 @@
  */
 import type { Stats } from "node:fs"
 import * as path from "node:path"
-import { MANIFEST_SEGMENT } from "../catalog/Uris.js"
 import type { FsShape } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { isInside, sameFingerprint } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
+import { MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { fileUriProblem } from "./Containment.js"
 import type { ManifestStore, StoredSkill } from "./ManifestStore.js"
 
