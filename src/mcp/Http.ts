@@ -101,6 +101,16 @@ const route = (
         "retry-after": "1",
       })
     }
+    if (Number(req.headers["content-length"]) > LIMITS.bodyBytes) {
+      return refuse(
+        res,
+        413,
+        `Payload too large: a request body may take at most ${LIMITS.bodyBytes} bytes.`,
+        {
+          connection: "close",
+        },
+      )
+    }
     if (state.inFlight >= LIMITS.inFlight) {
       return refuse(
         res,
@@ -140,11 +150,22 @@ export const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) 
         refuse(res, 500, "Internal error; the server log has the details.")
       })
     }
+    const routed = route(
+      () => rules,
+      state,
+      (req, res) => {
+        // A client that waits for 100 Continue sends its body only now that it is accepted.
+        if (req.headers.expect !== undefined) res.writeContinue()
+        serve(req, res)
+      },
+    )
     const server = http.createServer(
       // A client that sends its request too slowly is cut off (408) rather than kept.
       { requestTimeout: LIMITS.requestMs, headersTimeout: 10_000 },
-      route(() => rules, state, serve),
+      routed,
     )
+    // `Expect: 100-continue`: a refused request (too large, too many) is refused before its body is sent.
+    server.on("checkContinue", routed)
     const address = yield* Effect.acquireRelease(
       Effect.async<{ address: string; family: string; port: number }, UsageError>((resume) => {
         const failed = (error: Error) =>
