@@ -71,10 +71,19 @@ interface Front {
   readonly drain: Effect.Effect<void>
 }
 
+interface FrontState {
+  /** Serves /mcp once the first scan is done. */
+  handler: McpHandler | undefined
+  /** Draining: new requests are refused. */
+  closing: boolean
+  /** Requests to /mcp accepted and not yet answered (their response closed). */
+  inFlight: number
+}
+
 /** How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST. */
 const route = (
   rules: () => HostRules,
-  state: { handler: McpHandler | undefined; closing: boolean; inFlight: number },
+  state: FrontState,
   serve: (req: http.IncomingMessage, res: http.ServerResponse) => void,
 ) => {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -131,7 +140,7 @@ const route = (
  */
 export const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const state = { handler: undefined as McpHandler | undefined, closing: false, inFlight: 0 }
+    const state: FrontState = { handler: undefined, closing: false, inFlight: 0 }
     const idle: Array<() => void> = []
     let rules: HostRules = { host: listen.host, port: listen.port, allowedHosts }
     const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -166,6 +175,8 @@ export const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) 
     )
     // `Expect: 100-continue`: a refused request (too large, too many) is refused before its body is sent.
     server.on("checkContinue", routed)
+    /** The server has stopped: closed, and its last connection gone. */
+    const closed = new Promise<void>((resolve) => server.once("close", () => resolve()))
     const address = yield* Effect.acquireRelease(
       Effect.async<{ address: string; family: string; port: number }, UsageError>((resume) => {
         const failed = (error: Error) =>
@@ -185,10 +196,12 @@ export const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) 
           )
         })
       }),
+      // Closed once: by `drain`, or here (interrupted before it, e.g. during the first scan).
       () =>
-        Effect.async<void>((resume) => {
-          server.close(() => resume(Effect.void))
+        Effect.promise(() => {
+          if (server.listening) server.close()
           server.closeAllConnections()
+          return closed
         }),
     )
     rules = { ...rules, port: address.port }

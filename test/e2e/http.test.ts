@@ -97,6 +97,23 @@ describe("serve --http", () => {
     expect(server.stdout()).toBe("")
   })
 
+  it("shows a skill added on disk (one catalog, kept fresh, for every request)", async () => {
+    const dir = path.join(fixtures, "valid", "added-over-http")
+    await fs.mkdir(dir)
+    await fs.writeFile(
+      path.join(dir, "SKILL.md"),
+      "---\nname: added-over-http\ndescription: Added while serving.\n---\nBody.\n",
+    )
+    const uris = async () =>
+      decode(
+        SkillsList,
+        await client.request({ method: "skills/list", params: {} }, ResultSchema),
+      ).skills.map((entry) => entry.uri)
+    while (!(await uris()).includes("skill://added-over-http/SKILL.md")) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  })
+
   it("answers /healthz and /readyz, 404 elsewhere, 405 for GET /mcp", async () => {
     expect((await send(server.port, { path: "/healthz" })).status).toBe(200)
     expect((await send(server.port, { path: "/readyz" })).status).toBe(200)
