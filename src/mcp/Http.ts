@@ -93,6 +93,7 @@ const route = (
     const isGet = req.method === "GET" || req.method === "HEAD"
     if (pathname === "/healthz" && isGet) return plain(res, 200, "ok")
     if (pathname === "/readyz" && isGet) {
+      if (state.closing) return plain(res, 503, "shutting down")
       return state.handler === undefined
         ? plain(res, 503, "scanning the skills folders")
         : plain(res, 200, "ready")
