@@ -266,6 +266,30 @@ describe("serve --http start and stop", () => {
     }
   })
 
+  it("with --no-auth listens on every address, taking IP addresses and --allowed-hosts names as Host", async () => {
+    const fixtures = await copyFixtures()
+    const server = await startHttpServer([
+      "--http",
+      "0.0.0.0:0",
+      "--no-auth",
+      "--allowed-hosts",
+      "skills.example.com",
+      path.join(fixtures, "valid"),
+    ])
+    try {
+      expect(server.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/mcp$/)
+      const status = (host: string) =>
+        send(server.port, { path: "/healthz", headers: { host } }).then((a) => a.status)
+      expect(await status(`127.0.0.1:${server.port}`)).toBe(200)
+      expect(await status(`10.1.2.3:${server.port}`)).toBe(200)
+      expect(await status("skills.example.com")).toBe(200)
+      expect(await status(`rebound.attacker.example:${server.port}`)).toBe(403)
+    } finally {
+      expect(await server.stop()).toBe(0)
+      await fs.rm(fixtures, { recursive: true, force: true })
+    }
+  })
+
   it("refuses a non-loopback address without --no-auth, exit code 2, and says why", async () => {
     const fixtures = await copyFixtures()
     try {

@@ -1,5 +1,6 @@
 /**
- * End-to-end harness for `serve --http`: spawns the built bin on 127.0.0.1 and a free port,
+ * End-to-end harness for `serve --http`: spawns the built bin on 127.0.0.1 and a free port
+ * (unless the arguments say `--http`),
  * learns the address from its "Serving MCP over HTTP at ..." log line, and sends raw HTTP
  * requests (node:http, which lets a test set Host and Origin, and hold a body back).
  */
@@ -10,7 +11,7 @@ import { BIN } from "./server.js"
 
 export interface HttpServer {
   readonly child: ChildProcessWithoutNullStreams
-  /** http://127.0.0.1:PORT/mcp */
+  /** http://HOST:PORT/mcp, as the server logged it */
   readonly url: string
   readonly port: number
   readonly stdout: () => string
@@ -26,7 +27,8 @@ export const startHttpServer = (
   env: Record<string, string> = {},
 ): Promise<HttpServer> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, "--http", "127.0.0.1:0", ...args], {
+    const listen = args.includes("--http") ? [] : ["--http", "127.0.0.1:0"]
+    const child = spawn(process.execPath, [BIN, ...listen, ...args], {
       env: { PATH: process.env.PATH ?? "", ...env },
     })
     let stdout = ""
@@ -37,7 +39,7 @@ export const startHttpServer = (
     })
     child.stderr.on("data", (chunk: Buffer) => {
       stderr += chunk.toString("utf8")
-      const found = /Serving MCP over HTTP at (http:\/\/127\.0\.0\.1:(\d+)\/mcp)/.exec(stderr)
+      const found = /Serving MCP over HTTP at (http:\/\/[^/\s]+:(\d+)\/mcp)/.exec(stderr)
       if (found?.[1] !== undefined && found[2] !== undefined) {
         resolve({
           child,
