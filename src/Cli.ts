@@ -15,12 +15,13 @@ import { SkillFiles } from "./files/SkillFiles.js"
 import { usageGuide } from "./instructions.js"
 import { appLayer, lintLayer, servicesLayer } from "./Live.js"
 import { StderrJsonLogging, StderrTextLogging, stderrTextLogger, writeStderr } from "./Logging.js"
+import { serveHttp } from "./mcp/Http.js"
 import { skillResourceUri } from "./mcp/resources.js"
 import { serve } from "./mcp/Serve.js"
 import { catalogReport, formatCatalogReport } from "./report/CatalogReport.js"
 import { formatLintReport, Lint, LintReport } from "./report/Lint.js"
 import type { Command, OptionSpec, SettingsInput } from "./Settings.js"
-import { COMMANDS, ENV_SKILLS_DIR, SETTING_OPTIONS, Settings } from "./Settings.js"
+import { COMMANDS, ENV_SKILLS_DIR, resolveSettings, SETTING_OPTIONS, Settings } from "./Settings.js"
 import { forTerminal } from "./Terminal.js"
 import { VERSION } from "./version.js"
 
@@ -61,10 +62,11 @@ export const helpText = (): string => {
     const env = spec.env ? ` [env ${spec.env}]` : ""
     return `  ${flag.padEnd(width)}  ${spec.help}${env}`
   })
-  return `skills-mcp ${VERSION}: serve Agent Skills (SKILL.md folders) to any MCP client over stdio.
+  return `skills-mcp ${VERSION}: serve Agent Skills (SKILL.md folders) to any MCP client over stdio or HTTP.
 
 Usage:
-  skills-mcp [serve] [options] [DIR...]   Run the MCP server on stdio (the default command).
+  skills-mcp [serve] [options] [DIR...]   Run the MCP server on stdio (the default command), or
+                                          with --http [HOST:]PORT over Streamable HTTP at /mcp.
   skills-mcp instructions [--no-xml]      Print the usage guide for AGENTS.md / CLAUDE.md.
   skills-mcp validate [options] [DIR...]  Check skills against the Agent Skills specification.
                                           Exit code 0: no errors, 1: errors (--strict: or
@@ -180,12 +182,15 @@ const EXIT_OK = 0
 const EXIT_FAILURE = 1
 const EXIT_USAGE = 2
 
-const serveCommand = (settings: SettingsInput) =>
-  Effect.scoped(serve({ input: process.stdin, output: process.stdout })).pipe(
-    Effect.provide(appLayer(Settings.fromInput(settings))),
-    Effect.as(EXIT_OK),
-    Effect.provide(StderrJsonLogging),
-  )
+/** `serve`: over stdio, or with --http over Streamable HTTP (src/mcp/Http.ts). */
+const serveCommand = (input: SettingsInput) =>
+  Effect.gen(function* () {
+    const settings = yield* resolveSettings(input)
+    if (settings.http !== undefined) return yield* serveHttp(settings, settings.http)
+    return yield* Effect.scoped(serve({ input: process.stdin, output: process.stdout })).pipe(
+      Effect.provide(appLayer(Layer.succeed(Settings, settings))),
+    )
+  }).pipe(Effect.as(EXIT_OK), Effect.provide(StderrJsonLogging))
 
 /** `validate`: every rule over every skill found; exit code 1 when any error (or, --strict, warning). */
 const validateCommand = (line: ParsedCommandLine) =>

@@ -131,6 +131,15 @@ export class UnknownUri extends Schema.TaggedError<UnknownUri>()("UnknownUri", {
   }
 }
 
+/** A request (over HTTP) that ran longer than the server allows; its work was stopped. */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
+  limitMs: Schema.Number,
+}) {
+  override get message() {
+    return `The request took longer than ${this.limitMs / 1000} s, the server's limit, and was stopped. Try again, or ask for less (a smaller page, a narrower query).`
+  }
+}
+
 /** Start-up and command-line problems: bad flags, missing explicit roots. */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   reason: Schema.String,
@@ -152,3 +161,4 @@ export type SkillError =
   | InvalidArgument
   | SkillNotPublished
   | UnknownUri
+  | RequestTimeout

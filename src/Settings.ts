@@ -6,11 +6,13 @@
  * instead of touching `process.env`.
  */
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -70,6 +72,43 @@ export interface SettingsShape {
    * undefined: nowhere. The command line uses the user's cache folder.
    */
   readonly manifestCache?: string | undefined
+  /** Serve MCP over Streamable HTTP on this address (src/mcp/Http.ts); undefined: over stdio. */
+  readonly http?: Listen | undefined
+  /** Serve over HTTP on a non-loopback address without authentication, on purpose. */
+  readonly noAuth: boolean
+  /** Host names (`name` or `name:port`) accepted in Host and Origin headers besides the built-in ones. */
+  readonly allowedHosts: ReadonlyArray<string>
+}
+
+/** Where the HTTP server listens: a host name or IP address (IPv6 without brackets) and a port (0: any free one). */
+export interface Listen {
+  readonly host: string
+  readonly port: number
+}
+
+/** The default host of `--http PORT`: only this machine can connect. */
+export const DEFAULT_HTTP_HOST = "127.0.0.1"
+
+/**
+ * `--http`'s value: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; a reason when it is none of them.
+ * HOST defaults to 127.0.0.1.
+ */
+export const parseListen = (raw: string): Either.Either<Listen, string> => {
+  const text = raw.trim()
+  const match = /^(?:(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]/]+)):)?(\d{1,5})$/.exec(text)
+  const port = match === null ? Number.NaN : Number(match[3])
+  if (match === null || !(port <= 65_535))
+    return Either.left("expected PORT, HOST:PORT or [IPv6]:PORT with a port from 0 to 65535")
+  const host = match[1] ?? match[2] ?? DEFAULT_HTTP_HOST
+  if (match[1] !== undefined && net.isIPv6(host) === false)
+    return Either.left(`'${host}' is not an IPv6 address`)
+  return Either.right({ host, port })
+}
+
+/** An address only this machine can reach: localhost, 127.0.0.0/8, ::1. */
+export const isLoopback = (host: string): boolean => {
+  const name = host.toLowerCase()
+  return name === "localhost" || name === "::1" || (net.isIPv4(name) && name.startsWith("127."))
 }
 
 export class Settings extends Context.Tag("skills-mcp/Settings")<Settings, SettingsShape>() {
@@ -104,6 +143,8 @@ export const defaults: SettingsShape = {
   allow: [],
   deny: [],
   includeDotFolders: false,
+  noAuth: false,
+  allowedHosts: [],
 }
 
 /** The budget of the `instructions` or of the `tools/list` answer: its own, else the catalog's. */
@@ -203,6 +244,29 @@ const globs = (to: (patterns: ReadonlyArray<string>) => Partial<SettingsShape>) 
       return Effect.succeed(to(patterns))
     },
   }) as const satisfies Kind
+
+/** `--http [HOST:]PORT`. */
+const listen = {
+  type: "string",
+  read: (raw, source) =>
+    Either.match(parseListen(String(raw)), {
+      onLeft: (expected) => invalid(String(raw), source, expected),
+      onRight: (http) => Effect.succeed({ http }),
+    }),
+} as const satisfies Kind
+
+/** Host names for the Host/Origin check: the flag's values or the variable, `,`-separated. */
+const hostNames = {
+  type: "string",
+  multiple: true,
+  read: (raw, _source) =>
+    Effect.succeed({
+      allowedHosts: (typeof raw === "object" ? raw : [String(raw)])
+        .flatMap((value) => value.split(","))
+        .map((value) => value.trim().toLowerCase())
+        .filter((value) => value.length > 0),
+    }),
+} as const satisfies Kind
 
 export const ENV_SKILLS_DIR = "SKILLS_DIR"
 
@@ -327,6 +391,26 @@ export const SETTING_OPTIONS = {
     help: "Never serve skills whose id matches (repeatable or comma-separated); wins over --allow.",
     commands: discovering,
   },
+  http: {
+    ...listen,
+    value: "[HOST:]PORT",
+    env: "SKILLS_MCP_HTTP",
+    help: `Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to ${DEFAULT_HTTP_HOST}; see docs/HTTP.md).`,
+    commands: serving,
+  },
+  "no-auth": {
+    ...onOff((noAuth) => ({ noAuth })),
+    env: "SKILLS_MCP_NO_AUTH",
+    help: "With --http: allow a non-loopback address although requests are not authenticated (there is no --auth yet).",
+    commands: serving,
+  },
+  "allowed-hosts": {
+    ...hostNames,
+    value: "NAME",
+    env: "SKILLS_MCP_ALLOWED_HOSTS",
+    help: "With --http: a host name (or name:port) accepted in Host and Origin headers besides the built-in ones (repeatable or comma-separated), e.g. the name a proxy serves.",
+    commands: serving,
+  },
 } as const satisfies Record<string, OptionSpec>
 
 export const environmentVariables = Object.values<OptionSpec>(SETTING_OPTIONS).flatMap(
@@ -365,6 +449,10 @@ const readOptions = Effect.fn("Settings.readOptions")(function* (input: Settings
   }
   return settings
 })
+
+/** Why the server will not listen on a non-loopback address without --no-auth. */
+const nonLoopbackRefusal = (http: Listen) =>
+  `Refusing to serve over HTTP on ${http.host}, which is not a loopback address, without authentication: anyone who can reach it could read every skill. skills-mcp has no --auth yet. Listen on ${DEFAULT_HTTP_HOST} (--http ${http.port}), or pass --no-auth to serve without authentication on purpose (e.g. behind a proxy that authenticates).`
 
 /** `~` and `~/x` expand to the home directory; other paths resolve against `cwd`. */
 export const expandPath = (input: string, cwd: string, home: string): string => {
@@ -478,6 +566,9 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     roots,
     manifestCache: yield* manifestCacheFolder(home),
     ...(yield* readOptions(input)),
+  }
+  if (settings.http !== undefined && !isLoopback(settings.http.host) && !settings.noAuth) {
+    return yield* new UsageError({ reason: nonLoopbackRefusal(settings.http) })
   }
   if (roots.length === 0) {
     yield* Effect.logWarning(

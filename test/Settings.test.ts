@@ -2,7 +2,16 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import { budgetOf, defaults, expandPath, resolveSettings, splitSkillsDir } from "../src/Settings.js"
+import * as Either from "effect/Either"
+import {
+  budgetOf,
+  defaults,
+  expandPath,
+  isLoopback,
+  parseListen,
+  resolveSettings,
+  splitSkillsDir,
+} from "../src/Settings.js"
 import { tempTree } from "./support/tree.js"
 
 const withEnv = (env: Record<string, string>) =>
@@ -162,6 +171,62 @@ describe("Settings", () => {
         resolveSettings({ cwd: root }).pipe(withEnv({ HOME: root, SKILLS_MCP_INSTRUCTIONS_BUDGET: "-1" })),
       )
       expect(bad.message).toContain("SKILLS_MCP_INSTRUCTIONS_BUDGET")
+    }),
+  )
+
+  it("reads --http as PORT, HOST:PORT or [IPv6]:PORT, the host 127.0.0.1 by default", () => {
+    expect(parseListen("8080")).toEqual(Either.right({ host: "127.0.0.1", port: 8080 }))
+    expect(parseListen(" 0.0.0.0:9000 ")).toEqual(Either.right({ host: "0.0.0.0", port: 9000 }))
+    expect(parseListen("localhost:0")).toEqual(Either.right({ host: "localhost", port: 0 }))
+    expect(parseListen("[::1]:8080")).toEqual(Either.right({ host: "::1", port: 8080 }))
+    for (const bad of [
+      "",
+      "http",
+      ":8080",
+      "host:",
+      "8080:host",
+      "65536",
+      "::1:8080",
+      "[nope]:80",
+      "a b:80",
+    ]) {
+      expect(Either.isLeft(parseListen(bad)), bad).toBe(true)
+    }
+  })
+
+  it("knows the loopback addresses", () => {
+    for (const host of ["127.0.0.1", "127.1.2.3", "localhost", "LOCALHOST", "::1"])
+      expect(isLoopback(host), host).toBe(true)
+    for (const host of ["0.0.0.0", "::", "192.168.1.5", "example.com", "128.0.0.1"])
+      expect(isLoopback(host), host).toBe(false)
+  })
+
+  it.scoped("refuses a non-loopback --http address without --no-auth, and says why", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({})
+      const error = yield* Effect.flip(
+        resolveSettings({ http: "0.0.0.0:8080", cwd: root }).pipe(withEnv({ HOME: root })),
+      )
+      expect(error._tag).toBe("UsageError")
+      expect(error.message).toContain("not a loopback address")
+      expect(error.message).toContain("--no-auth")
+      const allowed = yield* resolveSettings({ http: "0.0.0.0:8080", "no-auth": true, cwd: root }).pipe(
+        withEnv({ HOME: root }),
+      )
+      expect(allowed.http).toEqual({ host: "0.0.0.0", port: 8080 })
+      const fromEnv = yield* resolveSettings({ cwd: root }).pipe(
+        withEnv({
+          HOME: root,
+          SKILLS_MCP_HTTP: "127.0.0.1:7000",
+          SKILLS_MCP_ALLOWED_HOSTS: "Skills.Example.com, b:81",
+        }),
+      )
+      expect(fromEnv.http).toEqual({ host: "127.0.0.1", port: 7000 })
+      expect(fromEnv.allowedHosts).toEqual(["skills.example.com", "b:81"])
+      const bad = yield* Effect.flip(
+        resolveSettings({ http: "nope", cwd: root }).pipe(withEnv({ HOME: root })),
+      )
+      expect(bad.message).toContain("--http")
     }),
   )
 })

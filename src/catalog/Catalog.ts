@@ -5,7 +5,8 @@
  * once per `refreshIntervalMs`, by discovering again (a stat per skill). Either way only the
  * SKILL.md files whose fingerprint changed are parsed again (src/catalog/Build.ts), and a change
  * makes a new snapshot (src/catalog/Snapshot.ts), announced on `changes`. The first scan runs
- * before anything is served, with synchronous reads; later refreshes read asynchronously (Fs).
+ * before anything is served, with synchronous reads (over HTTP, asynchronous: the server answers
+ * health checks meanwhile); later refreshes read asynchronously (Fs).
  */
 
 import type { Stats } from "node:fs"
@@ -320,7 +321,9 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
       return result
     })
 
-    yield* rescan(true)
+    // Over stdio nothing is served before it, and synchronous reads are fastest; over HTTP the
+    // event loop stays free during it, to answer health and readiness checks.
+    yield* rescan(settings.http === undefined)
     return {
       /** The current index, after a freshness check. */
       snapshot,

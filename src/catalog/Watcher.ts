@@ -20,7 +20,7 @@ import * as Stream from "effect/Stream"
 import { sliced } from "../platform/EventLoop.js"
 
 /** Changes closer together than this are delivered as one batch. */
-const DEBOUNCE_MS = 75
+export const DEBOUNCE_MS = 75
 
 export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
   scoped: Effect.gen(function* () {

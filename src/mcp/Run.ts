@@ -16,7 +16,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type { AuditLogShape, AuditRecord } from "../AuditLog.js"
 import type { SkillError } from "../Errors.js"
-import { echo, InvalidArgument, MAX_ECHO } from "../Errors.js"
+import { echo, InvalidArgument, MAX_ECHO, RequestTimeout } from "../Errors.js"
 
 /** The params of every list request (tools, prompts, resources, templates, skills): a cursor. */
 export const ListParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
@@ -92,6 +92,7 @@ const FAILURE_KIND: Record<SkillError["_tag"], "bad-request" | "not-served" | "i
   InvalidArgument: "bad-request",
   MalformedFrontmatter: "internal",
   SkillUnreadable: "internal",
+  RequestTimeout: "internal",
 }
 
 /**
@@ -191,11 +192,27 @@ const logDefects = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       : Effect.logError("Unexpected failure while handling a request", cause),
   )
 
-export const makeRunner = <R>(): Effect.Effect<Runner<R>, never, R> =>
+export interface RunnerOptions {
+  /** Longest a request may run (ms); past it, its work is interrupted and it fails with RequestTimeout. */
+  readonly timeoutMs?: number | undefined
+}
+
+export const makeRunner = <R>(options: RunnerOptions = {}): Effect.Effect<Runner<R>, never, R> =>
   Effect.map(Effect.runtime<R>(), (runtime) => {
+    const { timeoutMs } = options
+    const bounded = <A, E>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | RequestTimeout, R> =>
+      timeoutMs === undefined
+        ? effect
+        : Effect.timeoutFail(effect, {
+            duration: timeoutMs,
+            onTimeout: () => new RequestTimeout({ limitMs: timeoutMs }),
+          })
     /** Runs a request's effect to its exit; a defect is logged with its cause on stderr. */
-    const run = <A, E>(effect: Effect.Effect<A, E, R>, signal: AbortSignal): Promise<Exit.Exit<A, E>> =>
-      Runtime.runPromiseExit(runtime)(logDefects(effect), { signal })
+    const run = <A, E>(
+      effect: Effect.Effect<A, E, R>,
+      signal: AbortSignal,
+    ): Promise<Exit.Exit<A, E | RequestTimeout>> =>
+      Runtime.runPromiseExit(runtime)(logDefects(bounded(effect)), { signal })
     const request = async <A>(
       effect: Effect.Effect<A, SkillError, R>,
       signal: AbortSignal,

@@ -79,10 +79,14 @@ const InitializeAnswer = Schema.Struct({
 })
 const isInitializeAnswer = Schema.is(InitializeAnswer)
 
-export const capabilities = (settings: Settings["Type"]): ServerCapabilities => ({
-  ...(settings.tools === "never" ? {} : { tools: { listChanged: true } }),
-  resources: { subscribe: true, listChanged: true },
-  prompts: { listChanged: true },
+/**
+ * What the server offers. Stateless (over HTTP), it can push nothing: no list-change
+ * notifications, no subscriptions.
+ */
+export const capabilities = (settings: Settings["Type"], stateless = false): ServerCapabilities => ({
+  ...(settings.tools === "never" ? {} : { tools: stateless ? {} : { listChanged: true } }),
+  resources: stateless ? {} : { subscribe: true, listChanged: true },
+  prompts: stateless ? {} : { listChanged: true },
   completions: {},
   logging: {},
   extensions: { [SKILLS_EXTENSION]: { directoryRead: true } },
@@ -101,30 +105,55 @@ const noValidation: jsonSchemaValidator = {
   }),
 }
 
-/** Builds the SDK server for one connection, with what `serve` needs of it. */
-export const makeServer = (clientLog: ClientLog = { level: "warning", server: undefined }) =>
+export interface ServerOptions {
+  /**
+   * One server per request (Streamable HTTP without sessions): no `initialize` comes first,
+   * nothing is pushed (no list changes, no subscriptions), and the budget warnings are the
+   * caller's to log, once.
+   */
+  readonly stateless?: boolean
+  /** Where the request came from, for the audit log (over HTTP). */
+  readonly remote?: string
+  /** Longest a request may run (ms); see makeRunner. */
+  readonly timeoutMs?: number
+}
+
+/** Builds the SDK server for one connection (or, stateless, one request), with what `serve` needs of it. */
+export const makeServer = (
+  clientLog: ClientLog = { level: "warning", server: undefined },
+  options: ServerOptions = {},
+) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const catalog = yield* Catalog
-    const runner = yield* makeRunner<ServerServices>()
+    const stateless = options.stateless === true
+    const runner = yield* makeRunner<ServerServices>({ timeoutMs: options.timeoutMs })
     const snapshot = yield* catalog.snapshot
-    for (const warning of budgetWarnings(snapshot, settings)) yield* Effect.logWarning(warning)
+    if (!stateless)
+      for (const warning of budgetWarnings(snapshot, settings)) yield* Effect.logWarning(warning)
 
     const server = new Server(
       { name: SERVER_NAME, version: VERSION },
       {
-        capabilities: capabilities(settings),
+        capabilities: capabilities(settings, stateless),
         instructions: serverInstructions(snapshot, settings, settings.tools === "never" ? "host" : "tools"),
         jsonSchemaValidator: noValidation,
       },
     )
     const files = yield* SkillFiles
     const audit = yield* AuditLog
-    /** The audit log of this connection: every record names the client (from `initialize`). */
+    /**
+     * The audit log of this connection: every record names the client (from `initialize`) and,
+     * over HTTP, the address the request came from.
+     */
     const clientAudit: AuditLog["Type"] = {
       record: (record: AuditRecord) => {
         const client = server.getClientVersion()?.name
-        return audit.record(client === undefined ? record : { ...record, client: client.slice(0, 100) })
+        return audit.record({
+          ...record,
+          ...(client === undefined ? {} : { client: client.slice(0, 100) }),
+          ...(options.remote === undefined ? {} : { remote: options.remote }),
+        })
       },
     }
     /** Runs a read of skill content, recorded in the audit log with its URI and outcome. */
@@ -252,13 +281,20 @@ export const makeServer = (clientLog: ClientLog = { level: "warning", server: un
       },
     }
 
+    // Stateless, a subscription would end with its request: none is offered.
+    if (stateless) {
+      delete handlers["resources/subscribe"]
+      delete handlers["resources/unsubscribe"]
+    }
+
     // The SDK registers its own logging/setLevel handler (zod, errors as -32603); ours decodes
     // with Schema like every other method.
     server.removeRequestHandler("logging/setLevel")
     server.fallbackRequestHandler = async (request: JSONRPCRequest, extra: Extra) => {
       const handler = Object.hasOwn(handlers, request.method) ? handlers[request.method] : undefined
-      // Only ping may come before initialize (the SDK answers initialize and ping itself).
-      if (server.getClientVersion() === undefined) {
+      // Only ping may come before initialize (the SDK answers initialize and ping itself);
+      // stateless, every request comes to a server that saw no initialize.
+      if (!stateless && server.getClientVersion() === undefined) {
         throw new ProtocolError(
           ErrorCode.InvalidRequest,
           `Server not initialized: send 'initialize' before '${echo(request.method)}'.`,

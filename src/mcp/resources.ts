@@ -34,7 +34,7 @@ import {
   UriString,
 } from "../skills/Uris.js"
 import type { ListParams } from "./Run.js"
-import { CACHE_HINTS } from "./skills.js"
+import { cacheHints } from "./skills.js"
 
 export const UriParams = Schema.Struct({ uri: UriString })
 export const DirectoryReadParams = Schema.Struct({
@@ -212,7 +212,7 @@ export const readResource = (params: typeof UriParams.Type) =>
         ? { uri: params.uri, mimeType, blob: Buffer.from(bytes).toString("base64") }
         : { uri: params.uri, mimeType, text: Buffer.from(bytes).toString("utf8") }
     })
-    return { contents: [contents], resultType: "complete" as const, ...CACHE_HINTS }
+    return { contents: [contents], resultType: "complete" as const, ...cacheHints(yield* Settings) }
   })
 
 export const readDirectory = (params: typeof DirectoryReadParams.Type) =>

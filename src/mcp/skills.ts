@@ -10,9 +10,11 @@ import { Catalog } from "../catalog/Catalog.js"
 import { paginate } from "../catalog/Paging.js"
 import { SEARCH_PAGE } from "../catalog/Searching.js"
 import type { Skill, Snapshot } from "../catalog/Snapshot.js"
+import { DEBOUNCE_MS } from "../catalog/Watcher.js"
 import { SkillNotPublished, UnknownUri } from "../Errors.js"
 import type { Manifest } from "../files/Manifests.js"
 import { SkillFiles } from "../files/SkillFiles.js"
+import type { SettingsShape } from "../Settings.js"
 import { Settings } from "../Settings.js"
 import {
   fileUri,
@@ -25,8 +27,19 @@ import {
 
 export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
-/** Freshness hint and cache scope of extension results: the files can change at any time. */
-export const CACHE_HINTS = { ttlMs: 0, cacheScope: "private" } as const
+/**
+ * Freshness hint and cache scope of extension results (and resource reads). Over stdio the
+ * server tells its one client of every change, so nothing is cached (`ttlMs: 0`). Over HTTP,
+ * stateless, nothing can be pushed: an answer stays good for as long as the server takes to
+ * see a change (the watcher's debounce, or without it `--refresh-ms`), and since it does not
+ * depend on the caller, any cache may share it.
+ */
+export const cacheHints = (
+  settings: SettingsShape,
+): { readonly ttlMs: number; readonly cacheScope: "public" | "private" } =>
+  settings.http === undefined
+    ? { ttlMs: 0, cacheScope: "private" }
+    : { ttlMs: settings.watch ? DEBOUNCE_MS : settings.refreshIntervalMs, cacheScope: "public" }
 
 export const GetSkillParams = Schema.Struct({ uri: UriString })
 
@@ -147,7 +160,7 @@ export const listSkills = (
       resultType: "complete" as const,
       skills: listed.filter((entry) => entry !== undefined),
       ...(nextCursor === undefined ? {} : { nextCursor }),
-      ...CACHE_HINTS,
+      ...cacheHints(yield* Settings),
     }
   })
 
@@ -175,5 +188,5 @@ export const getSkill = (params: typeof GetSkillParams.Type) =>
     const snapshot = yield* catalog.snapshot
     const skill = yield* publishedSkillAt(snapshot, params.uri)
     const entry = yield* skillEntry(skill)
-    return { resultType: "complete" as const, skill: entry, ...CACHE_HINTS }
+    return { resultType: "complete" as const, skill: entry, ...cacheHints(yield* Settings) }
   })

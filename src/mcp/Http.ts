@@ -1,0 +1,275 @@
+/**
+ * Serving MCP over Streamable HTTP (`serve --http`), stateless: every POST to /mcp gets a server
+ * and a transport of its own (the SDK's `StreamableHTTPServerTransport` without session ids,
+ * answering in JSON), over the one catalog and watcher of the process, so any replica can
+ * answer any request. Beside /mcp: `GET /healthz` (200 while the process runs) and
+ * `GET /readyz` (503 until the first scan is done, then 200); anything else is 404.
+ *
+ * The server listens before the first scan (`listenHttp`), then serves /mcp once the services
+ * are built (`serveHttp`). Every request is checked against DNS rebinding (src/mcp/HttpGuard.ts)
+ * and bounded (LIMITS). On SIGTERM/SIGINT it stops accepting, answers the requests in flight,
+ * then the process exits.
+ */
+import * as http from "node:http"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
+import { Catalog } from "../catalog/Catalog.js"
+import { watchCatalog } from "../catalog/Watching.js"
+import { UsageError } from "../Errors.js"
+import { appLayer } from "../Live.js"
+import { writeStderr } from "../Logging.js"
+import type { Listen, SettingsShape } from "../Settings.js"
+import { Settings } from "../Settings.js"
+import { budgetWarnings } from "./Guide.js"
+import type { HostRules } from "./HttpGuard.js"
+import { hostProblem, originProblem } from "./HttpGuard.js"
+import type { ServerServices } from "./Server.js"
+import { makeServer } from "./Server.js"
+
+/** What one request may take: its body, its time, and how many may be in flight at once. */
+export const LIMITS = {
+  /** Largest request body; a larger one is answered 413. */
+  bodyBytes: 1024 * 1024,
+  /** Longest a request's work may run; past it, it is stopped and answered with an error. */
+  requestMs: 30_000,
+  /** Requests in flight at once; more are answered 503 with Retry-After. */
+  inFlight: 64,
+} as const
+
+/** Answers `status` with a JSON-RPC error (id null: the request was not read). */
+const refuse = (
+  res: http.ServerResponse,
+  status: number,
+  message: string,
+  headers: Readonly<Record<string, string>> = {},
+) => {
+  if (res.headersSent) return void res.end()
+  res.writeHead(status, { "content-type": "application/json", ...headers })
+  res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message } }))
+}
+
+const plain = (res: http.ServerResponse, status: number, text: string) => {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" })
+  res.end(`${text}\n`)
+}
+
+/** Serves one POST to /mcp; `remote` is the caller's address, for the audit log. */
+export type McpHandler = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  remote: string,
+) => Promise<void>
+
+interface Front {
+  /** The address listened on (the port the system chose, for port 0). */
+  readonly url: string
+  /** From now on /mcp is served by `handler`, and /readyz answers 200. */
+  readonly ready: (handler: McpHandler) => Effect.Effect<void>
+  /** Stops accepting, then waits until every request in flight is answered. */
+  readonly drain: Effect.Effect<void>
+}
+
+interface FrontState {
+  /** Serves /mcp once the first scan is done. */
+  handler: McpHandler | undefined
+  /** Draining: new requests are refused. */
+  closing: boolean
+  /** Requests to /mcp accepted and not yet answered (their response closed). */
+  inFlight: number
+}
+
+/** How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST. */
+const route = (
+  rules: () => HostRules,
+  state: FrontState,
+  serve: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+) => {
+  return (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const problem = hostProblem(rules(), req.headers.host) ?? originProblem(rules(), req.headers.origin)
+    if (problem !== undefined) return refuse(res, 403, `Forbidden: ${problem}.`)
+    const pathname = (req.url ?? "/").split("?")[0]
+    const isGet = req.method === "GET" || req.method === "HEAD"
+    if (pathname === "/healthz" && isGet) return plain(res, 200, "ok")
+    if (pathname === "/readyz" && isGet) {
+      if (state.closing) return plain(res, 503, "shutting down")
+      return state.handler === undefined
+        ? plain(res, 503, "scanning the skills folders")
+        : plain(res, 200, "ready")
+    }
+    if (pathname !== "/mcp") return refuse(res, 404, "Not found: MCP is served at /mcp.")
+    if (req.method !== "POST") {
+      // Stateless: there is no stream to open with GET nor session to end with DELETE.
+      return refuse(res, 405, "Method not allowed: this server is stateless; send requests with POST.", {
+        allow: "POST",
+      })
+    }
+    if (state.closing) return refuse(res, 503, "The server is shutting down.", { connection: "close" })
+    if (state.handler === undefined) {
+      return refuse(res, 503, "The server is still reading its skills folders; try again shortly.", {
+        "retry-after": "1",
+      })
+    }
+    if (Number(req.headers["content-length"]) > LIMITS.bodyBytes) {
+      return refuse(
+        res,
+        413,
+        `Payload too large: a request body may take at most ${LIMITS.bodyBytes} bytes.`,
+        {
+          connection: "close",
+        },
+      )
+    }
+    if (state.inFlight >= LIMITS.inFlight) {
+      return refuse(
+        res,
+        503,
+        `Too many requests in flight (at most ${LIMITS.inFlight}); try again shortly.`,
+        {
+          "retry-after": "1",
+        },
+      )
+    }
+    serve(req, res)
+  }
+}
+
+/**
+ * Listens on `listen` now, answering /healthz, /readyz (503) and the Host/Origin checks; /mcp
+ * waits for `ready`. Closing the scope closes every connection left.
+ */
+export const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const state: FrontState = { handler: undefined, closing: false, inFlight: 0 }
+    const idle: Array<() => void> = []
+    let rules: HostRules = { host: listen.host, port: listen.port, allowedHosts }
+    const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const handler = state.handler
+      if (handler === undefined) return
+      state.inFlight++
+      res.once("close", () => {
+        state.inFlight--
+        if (state.inFlight === 0) for (const resume of idle.splice(0)) resume()
+      })
+      const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`
+      handler(req, res, remote).catch((error: unknown) => {
+        writeStderr(
+          `${JSON.stringify({ message: `HTTP request failed: ${error instanceof Error ? error.message : String(error)}`, logLevel: "ERROR" })}\n`,
+        )
+        refuse(res, 500, "Internal error; the server log has the details.")
+      })
+    }
+    const routed = route(
+      () => rules,
+      state,
+      (req, res) => {
+        // A client that waits for 100 Continue sends its body only now that it is accepted.
+        if (req.headers.expect !== undefined) res.writeContinue()
+        serve(req, res)
+      },
+    )
+    const server = http.createServer(
+      // A client that sends its request too slowly is cut off (408) rather than kept.
+      { requestTimeout: LIMITS.requestMs, headersTimeout: 10_000 },
+      routed,
+    )
+    // `Expect: 100-continue`: a refused request (too large, too many) is refused before its body is sent.
+    server.on("checkContinue", routed)
+    /** The server has stopped: closed, and its last connection gone. */
+    const closed = new Promise<void>((resolve) => server.once("close", () => resolve()))
+    const address = yield* Effect.acquireRelease(
+      Effect.async<{ address: string; family: string; port: number }, UsageError>((resume) => {
+        const failed = (error: Error) =>
+          resume(
+            Effect.fail(
+              new UsageError({ reason: `Cannot listen on ${listen.host}:${listen.port}: ${error.message}` }),
+            ),
+          )
+        server.once("error", failed)
+        server.listen(listen.port, listen.host, () => {
+          server.off("error", failed)
+          const info = server.address()
+          resume(
+            info !== null && typeof info === "object"
+              ? Effect.succeed(info)
+              : Effect.die(new Error("the HTTP server has no address after listening")),
+          )
+        })
+      }),
+      // Closed once: by `drain`, or here (interrupted before it, e.g. during the first scan).
+      () =>
+        Effect.promise(() => {
+          if (server.listening) server.close()
+          server.closeAllConnections()
+          return closed
+        }),
+    )
+    rules = { ...rules, port: address.port }
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address
+    const front: Front = {
+      url: `http://${host}:${address.port}/mcp`,
+      ready: (handler) =>
+        Effect.sync(() => {
+          state.handler = handler
+        }),
+      drain: Effect.async<void>((resume) => {
+        state.closing = true
+        server.close()
+        server.closeIdleConnections()
+        if (state.inFlight === 0) resume(Effect.void)
+        else idle.push(() => resume(Effect.void))
+      }).pipe(Effect.tap(() => Effect.sync(() => server.closeIdleConnections()))),
+    }
+    return front
+  })
+
+/** The handler of /mcp POSTs: a stateless SDK server and transport per request. */
+export const makeMcpHandler = Effect.gen(function* () {
+  const runtime = yield* Effect.runtime<ServerServices>()
+  const handler: McpHandler = async (req, res, remote) => {
+    const made = await Runtime.runPromise(runtime)(
+      makeServer(undefined, { stateless: true, remote, timeoutMs: LIMITS.requestMs }),
+    )
+    // No session id: stateless. JSON answers: nothing is streamed.
+    const transport = new StreamableHTTPServerTransport({
+      enableJsonResponse: true,
+      maxRequestBodySize: LIMITS.bodyBytes,
+    })
+    res.once("close", () => {
+      void made.server.close()
+    })
+    await made.server.connect(transport)
+    await transport.handleRequest(req, res)
+  }
+  return handler
+})
+
+/**
+ * `serve --http`: listens at once, builds the services (the first scan) meanwhile, then serves
+ * /mcp until interrupted (SIGTERM, SIGINT); then drains before the services close.
+ */
+export const serveHttp = (settings: SettingsShape, listen: Listen) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const front = yield* listenHttp(listen, settings.allowedHosts)
+      yield* Effect.logInfo(`Serving MCP over HTTP at ${front.url}`)
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const catalog = yield* Catalog
+          for (const warning of budgetWarnings(yield* catalog.peek, settings))
+            yield* Effect.logWarning(warning)
+          const handler = yield* makeMcpHandler
+          // Runs before the services close: requests in flight still have them.
+          yield* Effect.addFinalizer(() => front.drain)
+          yield* catalog.warmSearch.pipe(Effect.forkScoped)
+          if (settings.watch) {
+            yield* watchCatalog({ extraFolders: () => [], afterChanges: Effect.void }).pipe(Effect.forkScoped)
+          }
+          yield* front.ready(handler)
+          yield* Effect.logInfo("Ready: the skills folders are read")
+          return yield* Effect.never
+        }),
+      ).pipe(Effect.provide(appLayer(Layer.succeed(Settings, settings))))
+    }),
+  )
