@@ -3,6 +3,7 @@
  * `util.parseArgs` (strict: an unknown option is a usage error, exit code 2).
  * The one-shot commands print through `writeOut`; the server's stdout is JSON-RPC only.
  */
+import { Console } from "node:console"
 import { parseArgs } from "node:util"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -186,7 +187,12 @@ const EXIT_USAGE = 2
 const serveCommand = (input: SettingsInput) =>
   Effect.gen(function* () {
     const settings = yield* resolveSettings(input)
-    if (settings.http !== undefined) return yield* serveHttp(settings, settings.http)
+    if (settings.http !== undefined) {
+      // stdout stays empty over HTTP: what a dependency prints through `console` (the SDK's
+      // HTTP adapter reports a client's aborted stream that way) goes to stderr.
+      globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr })
+      return yield* serveHttp(settings, settings.http)
+    }
     return yield* Effect.scoped(serve({ input: process.stdin, output: process.stdout })).pipe(
       Effect.provide(appLayer(Layer.succeed(Settings, settings))),
     )

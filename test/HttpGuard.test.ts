@@ -65,4 +65,17 @@ describe("HttpGuard", () => {
       expect(originProblem(loopback, origin), origin).toBeDefined()
     }
   })
+
+  it("on every address, does not take any IP address as an Origin it serves (a page may come from one)", () => {
+    expect(originProblem(everywhere, "http://203.0.113.9")).toBeDefined()
+    expect(originProblem(everywhere, "http://[2001:db8::1]:8080")).toBeDefined()
+    expect(originProblem(everywhere, "http://127.0.0.1:8080")).toBeUndefined()
+    // The Host rule is unchanged: any IP literal names this server when it listens everywhere.
+    expect(hostProblem(everywhere, "203.0.113.9:8080")).toBeUndefined()
+  })
+
+  it("refuses a trailing dot and odd spellings of loopback in Host", () => {
+    for (const header of ["localhost.:8080", "LOCALHOST.:8080", "[0:0::1]:8080", "127.1:8080"])
+      expect(hostProblem(loopback, header), header).toBeDefined()
+  })
 })

@@ -26,10 +26,10 @@ import { budgetWarnings } from "./Guide.js"
 import type { HostRules } from "./HttpGuard.js"
 import { hostProblem, originProblem } from "./HttpGuard.js"
 import type { ServerServices } from "./Server.js"
-import { makeServer } from "./Server.js"
+import { makeKept, makeServer } from "./Server.js"
 
 /** What one request may take: its body, its time, and how many may be in flight at once. */
-export const LIMITS = {
+const LIMITS = {
   /** Largest request body; a larger one is answered 413. */
   bodyBytes: 1024 * 1024,
   /** Longest a request's work may run; past it, it is stopped and answered with an error. */
@@ -56,11 +56,7 @@ const plain = (res: http.ServerResponse, status: number, text: string) => {
 }
 
 /** Serves one POST to /mcp; `remote` is the caller's address, for the audit log. */
-export type McpHandler = (
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  remote: string,
-) => Promise<void>
+type McpHandler = (req: http.IncomingMessage, res: http.ServerResponse, remote: string) => Promise<void>
 
 interface Front {
   /** The address listened on (the port the system chose, for port 0). */
@@ -139,7 +135,7 @@ const route = (
  * Listens on `listen` now, answering /healthz, /readyz (503) and the Host/Origin checks; /mcp
  * waits for `ready`. Closing the scope closes every connection left.
  */
-export const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) =>
+const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const state: FrontState = { handler: undefined, closing: false, inFlight: 0 }
     const idle: Array<() => void> = []
@@ -170,8 +166,9 @@ export const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) 
       },
     )
     const server = http.createServer(
-      // A client that sends its request too slowly is cut off (408) rather than kept.
-      { requestTimeout: LIMITS.requestMs, headersTimeout: 10_000 },
+      // A client that sends its request too slowly is cut off (408) rather than kept; Node looks
+      // for such connections every second (its default, 30 s, would double the limits).
+      { requestTimeout: LIMITS.requestMs, headersTimeout: 10_000, connectionsCheckingInterval: 1_000 },
       routed,
     )
     // `Expect: 100-continue`: a refused request (too large, too many) is refused before its body is sent.
@@ -225,11 +222,12 @@ export const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) 
   })
 
 /** The handler of /mcp POSTs: a stateless SDK server and transport per request. */
-export const makeMcpHandler = Effect.gen(function* () {
+const makeMcpHandler = Effect.gen(function* () {
   const runtime = yield* Effect.runtime<ServerServices>()
+  const kept = yield* makeKept
   const handler: McpHandler = async (req, res, remote) => {
     const made = await Runtime.runPromise(runtime)(
-      makeServer(undefined, { stateless: true, remote, timeoutMs: LIMITS.requestMs }),
+      makeServer(undefined, { stateless: true, remote, timeoutMs: LIMITS.requestMs, kept }),
     )
     // No session id: stateless. JSON answers: nothing is streamed.
     const transport = new StreamableHTTPServerTransport({
@@ -261,7 +259,21 @@ export const serveHttp = (settings: SettingsShape, listen: Listen) =>
             yield* Effect.logWarning(warning)
           const handler = yield* makeMcpHandler
           // Runs before the services close: requests in flight still have them.
-          yield* Effect.addFinalizer(() => front.drain)
+          // At most a request's time: a client that never sends its body does not keep the
+          // process (server.close() also stops Node's checks of slow requests).
+          yield* Effect.addFinalizer(() =>
+            front.drain.pipe(
+              Effect.timeoutTo({
+                duration: LIMITS.requestMs,
+                onSuccess: () => Effect.void,
+                onTimeout: () =>
+                  Effect.logWarning(
+                    `Requests still in flight ${LIMITS.requestMs / 1000} s after the stop signal: closing their connections.`,
+                  ),
+              }),
+              Effect.flatten,
+            ),
+          )
           yield* catalog.warmSearch.pipe(Effect.forkScoped)
           if (settings.watch) {
             yield* watchCatalog({ extraFolders: () => [], afterChanges: Effect.void }).pipe(Effect.forkScoped)

@@ -48,6 +48,14 @@ const isBuiltIn = (rules: HostRules, hostname: string): boolean => {
   return net.isIP(bare) !== 0
 }
 
+/**
+ * A page's origin the server trusts: a loopback name, or the address it listens on when that is
+ * not a wildcard. Not any IP address on a wildcard: an attacker's page may be served from one.
+ */
+const isOwnOrigin = (rules: HostRules, hostname: string): boolean =>
+  LOOPBACK_NAMES.includes(hostname) ||
+  (!WILDCARDS.includes(rules.host) && hostname === asHostname(rules.host))
+
 /** Named by `--allowed-hosts`: as `name`, or as `name:port` with this port. */
 const isListed = (rules: HostRules, hostname: string, port: number | undefined): boolean =>
   rules.allowedHosts.some(
@@ -78,6 +86,6 @@ export const originProblem = (rules: HostRules, header: string | undefined): str
     return "the Origin header is not an http(s) origin"
   const hostname = url.hostname.toLowerCase()
   const port = url.port === "" ? undefined : Number(url.port)
-  if (isListed(rules, hostname, port) || isBuiltIn(rules, hostname)) return undefined
+  if (isListed(rules, hostname, port) || isOwnOrigin(rules, hostname)) return undefined
   return "the Origin header names a site this server does not serve (add its host with --allowed-hosts)"
 }

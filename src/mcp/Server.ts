@@ -116,7 +116,26 @@ export interface ServerOptions {
   readonly remote?: string
   /** Longest a request may run (ms); see makeRunner. */
   readonly timeoutMs?: number
+  /** What outlives one server when a server is made per request (see `makeKept`). */
+  readonly kept?: Kept
 }
+
+/**
+ * What a server keeps across requests: completion's file lists (a client asks at every
+ * keystroke) and the skills already reported left out of skills/list (each logged once).
+ * Made with each server over stdio; once per process over HTTP, where a server lasts a request.
+ */
+export const makeKept = Effect.gen(function* () {
+  const files = yield* SkillFiles
+  const complete = yield* makeCompleter((skill) =>
+    files.list(skill, "").pipe(
+      Effect.map((listing) => listing.entries.map((entry) => entry.path)),
+      Effect.orElseSucceed(() => undefined),
+    ),
+  )
+  return { complete, logLeftOut: makeLeftOutLog() }
+})
+export type Kept = Effect.Effect.Success<typeof makeKept>
 
 /** Builds the SDK server for one connection (or, stateless, one request), with what `serve` needs of it. */
 export const makeServer = (
@@ -140,7 +159,6 @@ export const makeServer = (
         jsonSchemaValidator: noValidation,
       },
     )
-    const files = yield* SkillFiles
     const audit = yield* AuditLog
     /**
      * The audit log of this connection: every record names the client (from `initialize`) and,
@@ -159,18 +177,12 @@ export const makeServer = (
     /** Runs a read of skill content, recorded in the audit log with its URI and outcome. */
     const audited = <A, R>(method: string, uri: string, effect: Effect.Effect<A, SkillError, R>) =>
       auditedRun(clientAudit, { tool: method, uri: uri.slice(0, 500) }, effect)
-    const complete = yield* makeCompleter((skill) =>
-      files.list(skill, "").pipe(
-        Effect.map((listing) => listing.entries.map((entry) => entry.path)),
-        Effect.orElseSucceed(() => undefined),
-      ),
-    )
+    const { complete, logLeftOut } = options.kept ?? (yield* makeKept)
     const subscriptions = yield* makeSubscriptions((uri) =>
       Effect.promise(() => server.sendResourceUpdated({ uri }).catch(() => undefined)),
     )
     /** What follows a new subscription (the watches take in its folder, once they are set up). */
     let afterSubscribe: Effect.Effect<void> = Effect.void
-    const logLeftOut = makeLeftOutLog()
 
     const toolsHidden = () =>
       settings.tools === "never" ||

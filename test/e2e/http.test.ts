@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { HttpServer } from "../support/http.js"
 import { MCP_HEADERS, rpc, send, startHttpServer } from "../support/http.js"
-import { copyFixtures, decode, runRaw, toolText, VALID_SKILL_IDS } from "../support/server.js"
+import { copyFixtures, decode, eventually, runRaw, toolText, VALID_SKILL_IDS } from "../support/server.js"
 
 const SkillsList = Schema.Struct({
   skills: Schema.Array(Schema.Struct({ uri: Schema.String })),
@@ -95,6 +95,32 @@ describe("serve --http", () => {
     expect(records.length).toBeGreaterThan(0)
     expect(records.at(-1)?.remote).toMatch(/^127\.0\.0\.1:\d+$/)
     expect(server.stdout()).toBe("")
+  })
+
+  it("logs a skill left out of skills/list once, not at every request", async () => {
+    const root = await fs.mkdtemp(path.join(fixtures, "left-out-"))
+    await fs.mkdir(path.join(root, "blank-first"))
+    await fs.writeFile(
+      path.join(root, "blank-first", "SKILL.md"),
+      "\n---\nname: blank-first\ndescription: Frontmatter after a blank line.\n---\nBody.\n",
+    )
+    const own = await startHttpServer([root])
+    const ownClient = new Client({ name: "http-e2e-left-out", version: "1.0.0" })
+    try {
+      await eventually(async () => expect((await send(own.port, { path: "/readyz" })).status).toBe(200))
+      await ownClient.connect(new StreamableHTTPClientTransport(new URL(own.url)))
+      for (let round = 0; round < 3; round++) {
+        const listed = decode(
+          SkillsList,
+          await ownClient.request({ method: "skills/list", params: {} }, ResultSchema),
+        )
+        expect(listed.skills).toEqual([])
+      }
+      expect(own.stderr().match(/left out of skills\/list/g)).toHaveLength(1)
+    } finally {
+      await ownClient.close()
+      await own.stop()
+    }
   })
 
   it("shows a skill added on disk (one catalog, kept fresh, for every request)", async () => {
