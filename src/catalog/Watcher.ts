@@ -46,13 +46,8 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
       if (batch.length > 0) batches.unsafeOffer(batch)
     }
 
-    /** Told of every change as it is seen, before the debounce (see `onChange`). */
-    const listeners = new Set<(changed: string) => void>()
-
     const changed = (dir: string, filename: string | Buffer | null) => {
-      const changedPath = filename === null ? dir : path.join(dir, filename.toString())
-      pending.add(changedPath)
-      for (const listener of listeners) listener(changedPath)
+      pending.add(filename === null ? dir : path.join(dir, filename.toString()))
       if (timer === undefined) timer = setTimeout(flush, DEBOUNCE_MS).unref()
     }
 
@@ -114,17 +109,6 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
 
     return {
       sync,
-      /**
-       * Watches one more folder now, if it is not watched yet: until a `sync` leaves it out, its
-       * changes are reported as the others'. False when the system refused the watch.
-       */
-      watchNow: (dir: string): boolean => watchers.has(dir) || add(dir),
-      /** Calls `listener` with each changed path as it is seen, for as long as the scope lasts. */
-      onChange: (listener: (changed: string) => void) =>
-        Effect.acquireRelease(
-          Effect.sync(() => listeners.add(listener)),
-          () => Effect.sync(() => listeners.delete(listener)),
-        ),
       /** The changes seen but not yet delivered (the debounce is cut short). */
       takePending: Effect.sync(take),
       /** Batches of changed paths (files or folders), after the debounce. */

@@ -9,7 +9,6 @@
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import { SkillFiles } from "../files/SkillFiles.js"
 import { Catalog } from "./Catalog.js"
 import { foldersToWatch } from "./Snapshot.js"
 import { Watcher } from "./Watcher.js"
@@ -23,14 +22,6 @@ export const watchCatalog = (options: {
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const watcher = yield* Watcher
-    // Skills' kept manifests are trusted while the watches of their folders see no change
-    // (src/files/Inventories.ts); those folders are watched as long as the manifests are kept.
-    const files = yield* SkillFiles
-    yield* watcher.onChange(files.changed)
-    yield* Effect.acquireRelease(
-      Effect.sync(() => files.useWatcher(watcher.watchNow)),
-      () => Effect.sync(() => files.useWatcher(undefined)),
-    )
     // Changes a request applied, having taken them from the watcher before its debounce ended:
     // the watches and `afterChanges` still follow them.
     const taken = yield* Queue.unbounded<ReadonlyArray<string>>()
@@ -41,11 +32,7 @@ export const watchCatalog = (options: {
     /** Brings the watches in step with the catalog, re-checking new ones (a few rounds at most). */
     const follow = Effect.gen(function* () {
       for (let round = 0; round < 3; round++) {
-        const folders = [
-          ...foldersToWatch(yield* catalog.peek),
-          ...options.extraFolders(),
-          ...files.watchedFolders(),
-        ]
+        const folders = [...foldersToWatch(yield* catalog.peek), ...options.extraFolders()]
         const { complete, added } = yield* watcher.sync(folders)
         yield* catalog.useWatcher(complete ? pending : undefined)
         if (added.length === 0 || !(yield* catalog.recheck(added))) return

@@ -5,12 +5,12 @@
  * withheld file and no problem; any other skill is walked every time. The SHA-256 digests of
  * files are kept here too, by real path, each with the stamp of the file as it was hashed.
  *
- * While a file watcher is on, every folder of a kept skill is watched and, once its stamps were
- * found to hold after the watches existed, it is answered without a look at the disk until a
- * watch sees a change in one of its folders (`changed`). Otherwise each call checks the stamps (a
- * stat each, no folder read). Any difference (a file edited, added, removed or renamed in any
- * folder, a file or folder replaced by a link) means the inventory no longer holds: the caller
- * walks again, and re-hashes only the files whose stamps changed. Kept inventories and their
+ * Each call checks a kept inventory's stamps (a stat per folder and file, no folder read); a
+ * file watcher is not trusted for this, as a watch follows a folder's inode, not its path (a
+ * folder removed and copied back in place, or a file written through another hard link, reaches
+ * no watch). Any difference (a file edited, added, removed or renamed in any folder, a file or
+ * folder replaced by a link) means the inventory no longer holds: the caller walks again, and
+ * re-hashes only the files whose stamps changed. Kept inventories and their
  * digests are also recorded in the user's cache folder (ManifestStore.ts), so a fresh process
  * checks stamps instead of walking and hashing again.
  */
@@ -57,11 +57,6 @@ export interface KeptInventory {
   readonly rootReal: string
   readonly folders: ReadonlyArray<FoundFolder>
   readonly files: ReadonlyArray<FoundFile>
-  /**
-   * Every folder of it was watched before its stamps were last found to hold, and no change
-   * was seen in any since: it holds without a look at the disk (see `useWatcher`).
-   */
-  covered: boolean
 }
 
 export const DIGEST_PREFIX = "sha256:"
@@ -212,7 +207,7 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
         files.push({ path: relative, real: realOf(base, relative), stamp })
       }
       if (files.length < skill.files.length || total > limits.maxBytes) continue
-      keepInventory(base, { rootReal, folders, files, covered: false })
+      inventories.set(base, { rootReal, folders, files })
       for (const [index, file] of files.entries()) {
         if (digests.has(file.real)) continue
         const digest = `${DIGEST_PREFIX}${skill.digests.slice(index * 64, index * 64 + 64)}`
@@ -223,52 +218,6 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
   }
 
   // --- Kept between calls ---------------------------------------------------------------------
-
-  /** Watches a folder, while a file watcher is on (see `useWatcher`). */
-  let watch: ((dir: string) => boolean) | undefined
-  /** The kept skills (real paths) by each of their folders, watched or to be watched. */
-  const skillOfFolder = new Map<string, string>()
-
-  const foldersOf = (base: string, kept: KeptInventory) =>
-    kept.folders.map((folder) => (folder.path === "" ? base : path.join(base, ...folder.path.split("/"))))
-
-  const keepInventory = (base: string, kept: KeptInventory) => {
-    drop(base)
-    inventories.set(base, kept)
-    for (const folder of foldersOf(base, kept)) skillOfFolder.set(folder, base)
-  }
-
-  /** Forgets a kept inventory; false when there was none. */
-  const drop = (base: string): boolean => {
-    const kept = inventories.get(base)
-    if (kept === undefined) return false
-    inventories.delete(base)
-    for (const folder of foldersOf(base, kept))
-      if (skillOfFolder.get(folder) === base) skillOfFolder.delete(folder)
-    return true
-  }
-
-  /** A change was seen at `changed` (a file or folder): the kept skill it is in is looked at again. */
-  const changed = (changedPath: string) => {
-    for (const folder of [changedPath, path.dirname(changedPath)]) {
-      const base = skillOfFolder.get(folder)
-      const kept = base === undefined ? undefined : inventories.get(base)
-      if (kept !== undefined) kept.covered = false
-    }
-  }
-
-  /**
-   * Whether a kept inventory holds, without a look at the disk while it is covered. Otherwise its
-   * folders are first watched (when a watcher is on), then its stamps checked (`holds`): if they
-   * hold, any later change is seen by a watch, and it is covered from then on.
-   */
-  const stillHolds = (base: string, kept: KeptInventory): boolean => {
-    if (kept.covered) return true
-    const watched = watch !== undefined && foldersOf(base, kept).every(watch)
-    if (!holds(base, kept)) return false
-    kept.covered = watched
-    return true
-  }
 
   /**
    * Whether a kept inventory still holds: every folder and file has the stamp the walk found (a
@@ -293,12 +242,12 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
   return {
     /**
      * The inventory kept for the skill folder `base` (a real path) of a skill below `rootReal`,
-     * while it holds (`stillHolds`); the root's record is read first, the first time.
+     * while it holds (`holds`); the root's record is read first, the first time.
      */
     held: (rootReal: string, base: string): KeptInventory | undefined => {
       loadRoot(rootReal)
       const kept = inventories.get(base)
-      return kept !== undefined && kept.rootReal === rootReal && stillHolds(base, kept) ? kept : undefined
+      return kept !== undefined && kept.rootReal === rootReal && holds(base, kept) ? kept : undefined
     },
     /** Keeps what a walk found of a settled skill (see the top of this file). */
     keep: (
@@ -307,15 +256,12 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
       folders: ReadonlyArray<FoundFolder>,
       files: ReadonlyArray<FoundFile>,
     ) => {
-      const kept: KeptInventory = { rootReal, folders, files, covered: false }
-      keepInventory(base, kept)
-      // Watched and checked now, so the next call needs no look at the disk (`stillHolds`).
-      if (watch !== undefined) stillHolds(base, kept)
+      inventories.set(base, { rootReal, folders, files })
       unsaved(rootReal)
     },
     /** Forgets what was kept of a skill folder, if anything (it is walked every time). */
     forget: (rootReal: string, base: string) => {
-      if (drop(base)) unsaved(rootReal)
+      if (inventories.delete(base)) unsaved(rootReal)
     },
     /** A file's digest, while the file has the stamp it had when it was hashed. */
     digestOf: (file: FoundFile): CachedDigest | undefined => {
@@ -332,21 +278,9 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
       if (digests.size > MAX_CACHED_DIGESTS) {
         digests.clear()
         inventories.clear()
-        skillOfFolder.clear()
       }
     },
     /** Writes what is not yet recorded in the cache folder now (on shutdown). */
     saveNow: saveAll,
-    changed,
-    /**
-     * A file watcher is on, and `watchNow` watches one more folder (false: refused); or, with
-     * undefined, none is, and kept inventories are checked on every call.
-     */
-    useWatcher: (watchNow: ((dir: string) => boolean) | undefined) => {
-      watch = watchNow
-      if (watchNow === undefined) for (const kept of inventories.values()) kept.covered = false
-    },
-    /** The folders of kept skills, to keep watched. */
-    watchedFolders: (): ReadonlyArray<string> => [...skillOfFolder.keys()],
   } as const
 }

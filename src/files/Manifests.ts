@@ -354,11 +354,8 @@ export const makeManifests = (
     manifest,
     keptManifest,
     publicationProblem,
-    // What is kept of skills' files, its record and its watches (Inventories.ts).
+    // What is kept of skills' files, and its record (Inventories.ts).
     saveNow: inventories.saveNow,
-    changed: inventories.changed,
-    useWatcher: inventories.useWatcher,
-    watchedFolders: inventories.watchedFolders,
     /**
      * Skills found unservable over the extension (over its limits, SKILL.md not beginning with
      * `---`) when they were last listed, fetched or checked: skill folder -> reason. These show

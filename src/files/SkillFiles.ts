@@ -131,12 +131,6 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       manifest,
       /** A skill's manifest when it needs no wait (kept and unchanged), else undefined (Manifests.ts). */
       keptManifest: manifests.keptManifest,
-      /** A file watcher saw a change at this path (Inventories.ts). */
-      changed: manifests.changed,
-      /** Whether, and how, a file watcher watches kept skills' folders (Inventories.ts). */
-      useWatcher: manifests.useWatcher,
-      /** The folders of skills whose manifests are kept, to keep watched (Inventories.ts). */
-      watchedFolders: manifests.watchedFolders,
       publicationProblem,
       leftOut: manifests.leftOut,
       withheld: manifests.withheld,

@@ -171,3 +171,46 @@ describe("re-syncing over skills/list", () => {
     },
   )
 })
+
+describe("re-syncing over skills/list, with the watcher", () => {
+  it("sees an edit in a skill reinstalled in place (removed, copied back with its old times)", async () => {
+    const home = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-reinstall-")))
+    const root = path.join(home, "skills")
+    const hourAgo = Date.now() / 1000 - 3600
+    const install = async (notes: string) => {
+      await fs.mkdir(path.join(root, "kept", "references"), { recursive: true })
+      await fs.writeFile(path.join(root, "kept", "SKILL.md"), skillMd("kept", "A kept skill."))
+      await fs.writeFile(path.join(root, "kept", "references", "notes.md"), notes)
+      // As `cp -a`, `tar` or `rsync -a` leave it: the times of the copy are the old ones.
+      for (const file of ["SKILL.md", "references/notes.md", "references", "."])
+        await fs.utimes(path.join(root, "kept", file), hourAgo, hourAgo)
+    }
+    await install("first notes")
+    const server = await startServer([root], {
+      env: { HOME: home, XDG_CACHE_HOME: path.join(home, "cache") },
+      capabilities: { extensions: { "io.modelcontextprotocol/skills": {} } },
+    })
+    cleanups.push(async () => {
+      await server.close()
+      await fs.rm(home, { recursive: true, force: true })
+    })
+    const notes = "skill://kept/references/notes.md"
+    const first = await fullSync(server)
+    expect(await fullSync(server)).toEqual(first)
+    // Reinstalled: a new folder (new inodes) at the same path, with other notes of the same size.
+    await fs.rm(path.join(root, "kept"), { recursive: true })
+    await install("other notes")
+    const reinstalled = await eventually(async () => {
+      const now = await fullSync(server)
+      expect(now.get(notes)).not.toBe(first.get(notes))
+      return now
+    })
+    expect(await fullSync(server)).toEqual(reinstalled)
+    // Then edited in place: the edit must be seen too.
+    await fs.writeFile(path.join(root, "kept", "references", "notes.md"), "third notes")
+    await eventually(async () => {
+      const now = await fullSync(server)
+      expect(now.get(notes)).not.toBe(reinstalled.get(notes))
+    })
+  })
+})
