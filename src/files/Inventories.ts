@@ -249,6 +249,14 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
       const kept = inventories.get(base)
       return kept !== undefined && kept.rootReal === rootReal && holds(base, kept) ? kept : undefined
     },
+    /**
+     * The inventory kept for `base`, without checking it against the disk: for the call whose
+     * walk (or `held`) has just found it.
+     */
+    justKept: (rootReal: string, base: string): KeptInventory | undefined => {
+      const kept = inventories.get(base)
+      return kept?.rootReal === rootReal ? kept : undefined
+    },
     /** Keeps what a walk found of a settled skill (see the top of this file). */
     keep: (
       rootReal: string,

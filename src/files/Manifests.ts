@@ -180,17 +180,6 @@ export const makeManifests = (
       return { files, problem }
     })
 
-  /** A skill's inventory: the kept one while it holds, else a new walk (see `walkInventory`). */
-  const inventory = (skill: SkillRef, base: string) =>
-    Effect.gen(function* () {
-      const kept = inventories.held(skill.rootReal, base)
-      if (kept !== undefined) {
-        withheld.delete(skill.dir)
-        return { files: kept.files, problem: undefined }
-      }
-      return yield* walkInventory(skill, base)
-    })
-
   // --- Digests ----------------------------------------------------------------------------------
 
   /**
@@ -279,7 +268,15 @@ export const makeManifests = (
   const keptManifestAt = (skill: SkillRef & Partial<IndexedSkillMd>, base: string): Manifest | undefined => {
     if (skill.fingerprint === undefined || skill.frontmatter === undefined) return undefined
     const kept = inventories.held(skill.rootReal, base)
-    if (kept === undefined) return undefined
+    return kept === undefined ? undefined : manifestOfKept(skill, kept)
+  }
+
+  /** The manifest of a kept inventory, when every digest is known (see `keptManifest`). */
+  const manifestOfKept = (
+    skill: SkillRef & Partial<IndexedSkillMd>,
+    kept: KeptInventory,
+  ): Manifest | undefined => {
+    if (skill.fingerprint === undefined || skill.frontmatter === undefined) return undefined
     withheld.delete(skill.dir)
     noteLeftOut(skill, undefined)
     const memo = memos.get(kept)
@@ -301,9 +298,14 @@ export const makeManifests = (
   const manifest = (skill: SkillRef & Partial<IndexedSkillMd>) =>
     Effect.gen(function* () {
       const base = yield* skillBaseNow(fs, skill)
-      const kept = keptManifestAt(skill, base)
-      if (kept !== undefined) return kept
-      const { files, problem } = yield* inventory(skill, base)
+      // The kept inventory is checked against the disk once per call: it answers, or it gives
+      // the files (with the digests still to compute), or a walk does.
+      const held = inventories.held(skill.rootReal, base)
+      const answer = held === undefined ? undefined : manifestOfKept(skill, held)
+      if (answer !== undefined) return answer
+      if (held !== undefined) withheld.delete(skill.dir)
+      const { files, problem } =
+        held === undefined ? yield* walkInventory(skill, base) : { files: held.files, problem: undefined }
       noteLeftOut(skill, problem)
       if (problem !== undefined) return yield* new SkillNotPublished({ skillId: skill.id, reason: problem })
       inventories.trim()
@@ -329,7 +331,8 @@ export const makeManifests = (
       const result: Manifest = { files: entries.map((entry) => entry.entry), frontmatter: skillMd }
       // Kept now, with every digest: the manifest the next calls will answer (the catalog's
       // frontmatter when the bytes hashed parse to it), so that they answer the very same object.
-      return keptManifestAt(skill, base) ?? result
+      const keptNow = inventories.justKept(skill.rootReal, base)
+      return (keptNow === undefined ? undefined : manifestOfKept(skill, keptNow)) ?? result
     })
 
   /** Why the Skills extension cannot serve a skill (limits, SKILL.md's first bytes), if it cannot. */
