@@ -157,7 +157,10 @@ describe("kept manifests", () => {
     }),
   )
 
-  it.scoped("is kept only while it can be trusted: a file changed just now is read again", () =>
+  // The rule that keeps nothing changed in the last 2 s only matters where change times are
+  // coarse; on this file system a rewrite always moves the change time, which the stamp holds,
+  // so this checks what a user sees (both rewrites read), not that rule.
+  it.scoped("sees a file rewritten twice within one timestamp, its modification time set back", () =>
     Effect.gen(function* () {
       const root = yield* tempTree(TREE)
       yield* settle(root)
