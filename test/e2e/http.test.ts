@@ -10,8 +10,8 @@ import { CallToolResultSchema, ResultSchema } from "@modelcontextprotocol/sdk/ty
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { HttpServer } from "../support/http.js"
-import { MCP_HEADERS, rpc, send, startHttpServer } from "../support/http.js"
-import { copyFixtures, decode, eventually, runRaw, toolText, VALID_SKILL_IDS } from "../support/server.js"
+import { MCP_HEADERS, rpc, send, startHttpServer, whenReady } from "../support/http.js"
+import { copyFixtures, decode, runRaw, toolText, VALID_SKILL_IDS } from "../support/server.js"
 
 const SkillsList = Schema.Struct({
   skills: Schema.Array(Schema.Struct({ uri: Schema.String })),
@@ -46,6 +46,8 @@ describe("serve --http", () => {
   beforeAll(async () => {
     fixtures = await copyFixtures()
     server = await startHttpServer([path.join(fixtures, "valid")])
+    // Requests before the first scan is done are refused (503); a loaded machine scans slowly.
+    await whenReady(server)
     client = new Client({ name: "http-e2e", version: "1.0.0" })
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)))
   })
@@ -107,7 +109,7 @@ describe("serve --http", () => {
     const own = await startHttpServer([root])
     const ownClient = new Client({ name: "http-e2e-left-out", version: "1.0.0" })
     try {
-      await eventually(async () => expect((await send(own.port, { path: "/readyz" })).status).toBe(200))
+      await whenReady(own)
       await ownClient.connect(new StreamableHTTPClientTransport(new URL(own.url)))
       for (let round = 0; round < 3; round++) {
         const listed = decode(

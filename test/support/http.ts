@@ -118,3 +118,12 @@ export const send = (
 /** A JSON-RPC request body. */
 export const rpc = (method: string, params: Record<string, unknown> = {}, id = 1) =>
   JSON.stringify({ jsonrpc: "2.0", id, method, params })
+
+/** Waits until the server has read its skills folders (`/readyz` answers 200). */
+export const whenReady = async (server: HttpServer): Promise<void> => {
+  for (let tries = 0; tries < 400; tries++) {
+    if ((await send(server.port, { path: "/readyz" })).status === 200) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`the server was not ready after 10 s:\n${server.stderr()}`)
+}
