@@ -30,3 +30,21 @@ export const globProblem = (pattern: string): string | undefined => {
     return error instanceof Error ? error.message : "not a glob pattern"
   }
 }
+
+/**
+ * Who sent a request (over HTTP with `--auth`), and which skills they may see. Made by the
+ * authentication of a request (src/mcp/Auth.ts); every surface of the server a caller reaches
+ * shows only the skills `sees` permits, and a skill it does not permit answers like a missing one.
+ */
+export interface Caller {
+  /** The name in the audit log: a static token's `name`, or a JWT's subject. */
+  readonly name: string
+  /** The skill ids this caller may see; `undefined`: every skill the server serves. */
+  readonly sees: IdFilter | undefined
+  /**
+   * Names what `sees` permits (for instance its allow and deny patterns, sorted and joined):
+   * callers with equal policies see the same skills, so a catalog filtered for one policy is
+   * reused by every caller holding it. `undefined` exactly when `sees` is.
+   */
+  readonly policy: string | undefined
+}

@@ -20,6 +20,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import type { Caller } from "../Access.js"
 import type { AuditRecord } from "../AuditLog.js"
 import { AuditLog } from "../AuditLog.js"
 import { Catalog } from "../catalog/Catalog.js"
@@ -114,6 +115,8 @@ export interface ServerOptions {
   readonly stateless?: boolean
   /** Where the request came from, for the audit log (over HTTP). */
   readonly remote?: string
+  /** Who sent the request (over HTTP with `--auth`): named in the audit log; sees only its skills. */
+  readonly caller?: Caller
   /** Longest a request may run (ms); see makeRunner. */
   readonly timeoutMs?: number
   /** What outlives one server when a server is made per request (see `makeKept`). */
