@@ -1,7 +1,7 @@
 /**
  * AuditLog: one JSON object per line on stderr for every access to skill content (tool calls,
  * resources/read, resources/directory/read, resources/subscribe, skills/get, prompts/get,
- * completion/complete): when, which client (and, over HTTP, from which address), what, which skill, path or URI, the outcome, how long.
+ * completion/complete): when, which client (and, over HTTP, from which address and which authenticated caller), what, which skill, path or URI, the outcome, how long.
  * A port: `AuditLog.stderr` in the server, an in-memory sink in tests.
  */
 import * as Context from "effect/Context"
@@ -20,6 +20,8 @@ export interface AuditRecord {
   readonly client?: string
   /** Over HTTP: the address the request came from (`ip:port`). */
   readonly remote?: string
+  /** Over HTTP with `--auth`: who sent the request (a token's name, a JWT's subject). */
+  readonly caller?: string
   /** `ok`, or the tag of the failure (`PathEscape`, `SkillNotFound`, `Defect`, ...). */
   readonly outcome: string
   readonly durationMs: number

@@ -84,6 +84,49 @@ describe("search index", () => {
 const freshRank = (skills: ReadonlyArray<Searchable>, query: string): Array<string> =>
   indexOf(skills).rank(query).ids
 
+describe("search among a caller's skills", () => {
+  // Over HTTP with --auth a caller searches only the skills it may see: the ranking must be the
+  // one an index of only those skills gives (counts, lengths, typos), or it would tell of others.
+  const words = ["pdf", "forms", "merge", "tables", "charts", "zebra", "stripes", "deploy", "docker", "notes"]
+  let seed = 7
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    return seed
+  }
+  const many = Array.from({ length: 240 }, (_, at) =>
+    skill(
+      `skill-${at}`,
+      Array.from({ length: 2 + (next() % 6) }, () => words[next() % words.length]).join(" "),
+    ),
+  )
+  // Only hidden skills hold "confidential": for the caller it is an unknown word, open to typos.
+  const hidden = [skill("secret-a", "confidential merger"), skill("secret-b", "confidential zebra")]
+  const all = [
+    ...many.slice(0, 120),
+    ...hidden,
+    ...many.slice(120),
+    skill("skill-1001", "confidental handbook"),
+  ]
+  const keep = (entry: Searchable) => !entry.id.startsWith("secret") && Number(entry.id.slice(6)) % 3 !== 0
+  const kept = all.filter(keep)
+
+  it.each([
+    "pdf",
+    "zebra stripes",
+    "merge pdf forms",
+    "docker deploy notes",
+    "confidential",
+    "confidentail merge",
+    "charts tables zebra pdf",
+  ])("ranks %s as an index of only those skills would", (query) => {
+    const { index } = indexOf(all)
+    const viewed = index.rank(query, undefined, keep)
+    const fresh = indexOf(kept).rank(query)
+    expect({ ids: viewed.skills.map((entry) => entry.id), match: viewed.match }).toEqual(fresh)
+    expect(viewed.skills.some((entry) => entry.id.startsWith("secret"))).toBe(false)
+  })
+})
+
 describe("search over bodies", () => {
   const skills = [
     skill("described", "Draw zebra stripes."),

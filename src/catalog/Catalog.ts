@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import type { Caller } from "../Access.js"
 import { SkillNotFound } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { Fs, mapLimit } from "../platform/Fs.js"
@@ -34,6 +35,8 @@ import { makeSearching, SEARCH_PAGE } from "./Searching.js"
 import type { Skill, Snapshot } from "./Snapshot.js"
 import { findSkill, makeSnapshot } from "./Snapshot.js"
 import { closestIds } from "./Suggestions.js"
+import type { View } from "./Views.js"
+import { makeViews } from "./Views.js"
 
 export interface CatalogChange {
   readonly version: number
@@ -278,61 +281,80 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
           ),
     )
 
-    const snapshot = Effect.zipRight(ensureFresh, Ref.get(state))
+    /**
+     * What every surface reads: of the whole catalog, or, with a view, of what one caller may
+     * see of it (src/catalog/Views.ts). `personal`: read for an authenticated caller.
+     */
+    const readsOver = (view: View | undefined, personal: boolean) => {
+      const seen = (whole: Snapshot) => (view === undefined ? whole : view.of(whole))
+      const snapshot = Effect.zipRight(ensureFresh, Effect.map(Ref.get(state), seen))
 
-    const get = Effect.fn("Catalog.get")(function* (query: string) {
-      const current = yield* snapshot
-      const skill = findSkill(current, query)
-      if (skill !== undefined) return skill
-      return yield* new SkillNotFound({ query, suggestions: closestIds(current.skills, query) })
-    })
+      const get = Effect.fn("Catalog.get")(function* (query: string) {
+        const current = yield* snapshot
+        const skill = findSkill(current, query)
+        if (skill !== undefined) return skill
+        return yield* new SkillNotFound({ query, suggestions: closestIds(current.skills, query) })
+      })
 
-    /** One page of the skills matching a query, best first: all served, or only those published. */
-    const search = Effect.fn("Catalog.search")(function* (
-      query: string,
-      limit: number,
-      cursor: string | undefined,
-      among: SearchScope = "served",
-    ) {
-      yield* ensureFresh
-      return yield* searching.search(query, limit, cursor, among)
-    })
+      /** One page of the skills matching a query, best first: all served, or only those published. */
+      const search = Effect.fn("Catalog.search")(function* (
+        query: string,
+        limit: number,
+        cursor: string | undefined,
+        among: SearchScope = "served",
+      ) {
+        yield* ensureFresh
+        return yield* searching.search(query, limit, cursor, among, view)
+      })
 
-    /** The first `limit` skills a query ranks, and whether more follow (kept for no cursor). */
-    const searchTop = Effect.fn("Catalog.searchTop")(function* (query: string, limit: number) {
-      yield* ensureFresh
-      return yield* searching.top(query, limit)
-    })
+      /** The first `limit` skills a query ranks, and whether more follow (kept for no cursor). */
+      const searchTop = Effect.fn("Catalog.searchTop")(function* (query: string, limit: number) {
+        yield* ensureFresh
+        return yield* searching.top(query, limit, view)
+      })
 
-    /** Without a query: every skill in catalog order. With one: the matching skills, best first. */
-    const list = Effect.fn("Catalog.list")(function* (options: ListOptions) {
-      if (options.query !== undefined && options.query.trim() !== "") {
-        const limit = Math.min(options.limit ?? SEARCH_PAGE, settings.pageSize)
-        return yield* search(options.query, limit, options.cursor)
-      }
-      const limit = Math.min(options.limit ?? settings.pageSize, settings.pageSize)
-      const current = yield* snapshot
-      const { page, nextCursor } = yield* paginate(current.skills, limit, options.cursor)
-      const result: ListPage = {
-        skills: page,
-        total: current.skills.length,
-        ...(nextCursor ? { nextCursor } : {}),
-      }
-      return result
-    })
+      /** Without a query: every skill in catalog order. With one: the matching skills, best first. */
+      const list = Effect.fn("Catalog.list")(function* (options: ListOptions) {
+        if (options.query !== undefined && options.query.trim() !== "") {
+          const limit = Math.min(options.limit ?? SEARCH_PAGE, settings.pageSize)
+          return yield* search(options.query, limit, options.cursor)
+        }
+        const limit = Math.min(options.limit ?? settings.pageSize, settings.pageSize)
+        const current = yield* snapshot
+        const { page, nextCursor } = yield* paginate(current.skills, limit, options.cursor)
+        const result: ListPage = {
+          skills: page,
+          total: current.skills.length,
+          ...(nextCursor ? { nextCursor } : {}),
+        }
+        return result
+      })
+
+      return {
+        /** The current index (or the caller's view of it), after a freshness check. */
+        snapshot,
+        /** The same, as it is, without touching the disk. */
+        peek: Effect.map(Ref.get(state), seen),
+        get,
+        list,
+        search,
+        searchTop,
+        /**
+         * Whether these reads answer an authenticated caller: what they show depends on who asks
+         * (one who sees every skill too: a shared cache must not hand it to one who does not).
+         */
+        personal,
+      } as const
+    }
+    const viewFor = makeViews()
 
     // Over stdio nothing is served before it, and synchronous reads are fastest; over HTTP the
     // event loop stays free during it, to answer health and readiness checks.
     yield* rescan(settings.http === undefined)
     return {
-      /** The current index, after a freshness check. */
-      snapshot,
-      /** The index as it is, without touching the disk. */
-      peek: Ref.get(state),
-      get,
-      list,
-      search,
-      searchTop,
+      ...readsOver(undefined, false),
+      /** The reads for an authenticated caller: of the skills it may see (src/catalog/Views.ts). */
+      readsFor: (caller: Caller) => readsOver(viewFor(caller), true),
       refresh,
       /** Applies what the watcher saw change. */
       refreshPaths,

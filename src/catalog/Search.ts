@@ -109,6 +109,13 @@ interface Term {
 /** The terms a query word stands for, with their weights. */
 type Expansions = ReadonlyArray<readonly [Term, number]>
 
+/**
+ * The documents a ranking is among, 1 for each (a caller's view of the catalog); undefined:
+ * every current skill. Counts and lengths are then those of these documents alone, so a
+ * ranking in a view is the ranking of an index holding only its skills.
+ */
+type Within = Uint8Array | undefined
+
 class Index<S extends Searchable> {
   /** The terms: a radix tree for prefix and typo lookups, a Map for exact ones (halves the build). */
   readonly tree = new SearchableMap<Term>()
@@ -238,11 +245,50 @@ class Index<S extends Searchable> {
     this.removed = 0
   }
 
-  /** Some current skill holds the term. */
-  held(term: Term) {
+  /** The documents of the current skills `keep` keeps. */
+  within(keep: (skill: S) => boolean): Uint8Array {
+    const mask = new Uint8Array(this.skills.length)
+    this.skills.forEach((skill, document) => {
+      if (skill !== undefined && keep(skill)) mask[document] = 1
+    })
+    return mask
+  }
+
+  /** The document is a current skill (among `within`, when given). */
+  private counts(document: number, within: Within) {
+    return this.skills[document] !== undefined && (within === undefined || within[document] === 1)
+  }
+
+  /** Some current skill (among `within`) holds the term. */
+  held(term: Term, within: Within) {
     for (let at = 0; at < term.used; at++)
-      if (this.skills[(term.postings[at] ?? 0) >>> 2] !== undefined) return true
+      if (this.counts((term.postings[at] ?? 0) >>> 2, within)) return true
     return false
+  }
+
+  /** How many skills are ranked among, per field how many have it indexed, and its average length. */
+  private statistics(within: Within) {
+    if (within === undefined) {
+      const count = this.documentOf.size
+      /** Bodies come after the metadata. */
+      const indexed = [count, count, this.bodies, this.bodies]
+      return {
+        count,
+        averages: this.totalLengths.map((total, field) => total / Math.max(1, indexed[field] ?? 1)),
+      }
+    }
+    let count = 0
+    let bodies = 0
+    const totals = [0, 0, 0, 0]
+    for (let document = 0; document < this.skills.length; document++) {
+      if (!this.counts(document, within)) continue
+      count++
+      if (this.withBody[document]) bodies++
+      for (let field = 0; field < FIELDS; field++)
+        totals[field] = (totals[field] ?? 0) + (this.lengths[document * FIELDS + field] ?? 0)
+    }
+    const indexed = [count, count, bodies, bodies]
+    return { count, averages: totals.map((total, field) => total / Math.max(1, indexed[field] ?? 1)) }
   }
 
   /**
@@ -250,7 +296,7 @@ class Index<S extends Searchable> {
    * terms its term begins (`fail` begins `failur`, the stem of `failure`), and, for a term no
    * skill holds, the terms a typo or two away (how many from the word's length as typed).
    */
-  expansions({ term: stem, word }: QueryWord, weights: RankingWeights): Expansions {
+  expansions({ term: stem, word }: QueryWord, weights: RankingWeights, within: Within): Expansions {
     const found: Array<readonly [Term, number]> = []
     const exact = this.terms.get(stem)
     if (exact !== undefined) found.push([exact, 1])
@@ -262,7 +308,7 @@ class Index<S extends Searchable> {
     }
     // A word some skill holds is taken as meant; only an unknown word may be a typo.
     const typos =
-      exact !== undefined && this.held(exact) ? 0 : word.length >= 6 ? 2 : word.length >= 4 ? 1 : 0
+      exact !== undefined && this.held(exact, within) ? 0 : word.length >= 6 ? 2 : word.length >= 4 ? 1 : 0
     if (typos === 0) return found
     for (const [term, [data, distance]] of this.tree.fuzzyGet(stem, typos)) {
       if (!seen.has(term)) found.push([data, (weights.typo * term.length) / (term.length + distance)])
@@ -270,10 +316,14 @@ class Index<S extends Searchable> {
     return found
   }
 
-  /** Per query word, its expansions; less the most common words while they hold too many postings. */
-  affordable(words: ReadonlyArray<QueryWord>, weights: RankingWeights): Array<Expansions> {
+  /**
+   * Per query word, its expansions; less the most common words while they hold too many postings
+   * (counted over every current skill, also outside `within`: near the bound, a caller's view may
+   * leave out a word an index of only its skills would keep).
+   */
+  affordable(words: ReadonlyArray<QueryWord>, weights: RankingWeights, within: Within): Array<Expansions> {
     const costs = words.map((word) => {
-      const terms = this.expansions(word, weights)
+      const terms = this.expansions(word, weights, within)
       return { terms, cost: terms.reduce((sum, [{ used }]) => sum + used, 0) }
     })
     costs.sort((a, b) => a.cost - b.cost)
@@ -283,13 +333,10 @@ class Index<S extends Searchable> {
   }
 
   /** Skills by relevance to the words (at most 16) these expansions stand for, best first. */
-  rank(words: ReadonlyArray<Expansions>, weights: RankingWeights): Ranking<S> {
+  rank(words: ReadonlyArray<Expansions>, weights: RankingWeights, within: Within): Ranking<S> {
     const { lengths, positions, skills } = this
     const { fields, k, b, d } = weights
-    const count = this.documentOf.size
-    /** Per field: how many current skills have it indexed (bodies come after the metadata). */
-    const indexed = [count, count, this.bodies, this.bodies]
-    const averages = this.totalLengths.map((total, field) => total / Math.max(1, indexed[field] ?? 1))
+    const { count, averages } = this.statistics(within)
     const scores = new Float64Array(skills.length)
     /** Per document number: the query words it matched, a bit each. */
     const matched = new Uint16Array(skills.length)
@@ -303,7 +350,7 @@ class Index<S extends Searchable> {
         for (let at = 0; at < used; at++) {
           const entry = postings[at] ?? 0
           const document = entry >>> 2
-          if (skills[document] === undefined) continue
+          if (!this.counts(document, within)) continue
           const field = entry & 3
           if (frequencies[document] === 0) holding.push(document)
           frequencies[document] =
@@ -353,8 +400,11 @@ export interface SearchIndex<S extends Searchable> {
   readonly addBody: (skill: S, body: string) => boolean
   /** Whether this very skill object is indexed, without its body yet. */
   readonly needsBody: (skill: S) => boolean
-  /** Ranks the skills of the last sync (with other weights than the index's, to compare them). */
-  readonly rank: (query: string, weights?: RankingWeights) => Ranking<S>
+  /**
+   * Ranks the skills of the last sync (with other weights than the index's, to compare them);
+   * with `keep`, only the skills it keeps, as an index of only those would.
+   */
+  readonly rank: (query: string, weights?: RankingWeights, keep?: (skill: S) => boolean) => Ranking<S>
   /** How many skills are indexed, and how many of them with their body. */
   readonly size: () => { readonly skills: number; readonly bodies: number }
 }
@@ -390,10 +440,11 @@ export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
     },
     addBody: (skill, body) => index.addBody(skill, body),
     needsBody: (skill) => index.needsBody(skill),
-    rank: (query, using = DEFAULT_WEIGHTS) => {
+    rank: (query, using = DEFAULT_WEIGHTS, keep) => {
       const words = queryWords(query).slice(0, MAX_QUERY_WORDS)
       if (words.length === 0) return { skills: [], match: "all" }
-      return index.rank(index.affordable(words, using), using)
+      const within = keep === undefined ? undefined : index.within(keep)
+      return index.rank(index.affordable(words, using, within), using, within)
     },
     size: () => ({ skills: index.documentOf.size, bodies: index.bodies }),
   }

@@ -17,6 +17,7 @@ import type { Ranking, SearchIndex } from "./Search.js"
 import { makeSearchIndex } from "./Search.js"
 import type { Skill, Snapshot } from "./Snapshot.js"
 import { findSkill } from "./Snapshot.js"
+import type { View } from "./Views.js"
 
 /** Rankings kept for paging (each at most one reference per skill). */
 const MAX_RANKINGS = 16
@@ -53,7 +54,7 @@ export const makeSearching = (
     /** Skills whose body is to be indexed, and, while a fiber indexes them, when it is done. */
     let bodiesDue: Array<Skill> = []
     let indexingBodies: Deferred.Deferred<void> | undefined
-    /** Rankings by generation, scope and query. */
+    /** Rankings by generation, scope, view and query. */
     const rankings = new Map<string, KeptRanking>()
 
     /** Indexes the bodies due, a few reads at a time, until none is left. */
@@ -120,19 +121,42 @@ export const makeSearching = (
       return Effect.asVoid(Effect.forkIn(buildIndex, scope))
     })
 
-    /** The skills a query ranks, best first, in a snapshot the index is in step with. */
-    const rankFor = (snapshot: Snapshot, built: SearchIndex<Skill>, key: string, among: SearchScope) => {
-      const ranking = built.rank(key)
-      const exact = findSkill(snapshot, key)
+    /**
+     * The skills a query ranks, best first, in `seen`: a snapshot the index is in step with, or a
+     * caller's view of it (src/catalog/Views.ts), which holds the very same skill objects.
+     */
+    const rankFor = (
+      seen: Snapshot,
+      built: SearchIndex<Skill>,
+      key: string,
+      among: SearchScope,
+      viewed: boolean,
+    ) => {
+      // In a view, ranked as an index of only its skills would rank them.
+      const ranking = viewed
+        ? built.rank(key, undefined, (skill) => seen.byId.get(skill.id) === skill)
+        : built.rank(key)
+      const exact = findSkill(seen, key)
       const skills =
         exact === undefined
           ? ranking.skills
           : [exact, ...ranking.skills.filter((skill) => skill.id !== exact.id)]
       if (among === "served") return { skills, match: ranking.match }
       return {
-        skills: skills.filter((skill) => snapshot.addresses.get(skill)?.published === true),
+        skills: skills.filter((skill) => seen.addresses.get(skill)?.published === true),
         match: ranking.match,
       }
+    }
+
+    /**
+     * What a ranking searched: the skills the index holds and how many with their body; in a
+     * caller's view, only its skills (every one is indexed once the index is in step).
+     */
+    const searchedIn = (seen: Snapshot, built: SearchIndex<Skill>, viewed: boolean) => {
+      if (!viewed) return built.size()
+      let bodies = 0
+      for (const skill of seen.skills) if (!built.needsBody(skill)) bodies++
+      return { skills: seen.skills.length, bodies }
     }
 
     /** The index, built and in step with the current snapshot (which it answers). */
@@ -150,11 +174,12 @@ export const makeSearching = (
       snapshot: Snapshot,
       key: string,
       among: SearchScope,
+      view: View | undefined,
       cursor: string | undefined,
     ) =>
       Effect.gen(function* () {
         const from = cursor === undefined ? undefined : yield* decodeRankedCursor(cursor, key)
-        const kept = (at: number) => `${at}\n${among}\n${key}`
+        const kept = (at: number) => `${at}\n${among}\n${view?.policy ?? ""}\n${key}`
         const made = from?.generation ?? generation
         let ranking = rankings.get(kept(made))
         if (ranking === undefined) {
@@ -164,10 +189,11 @@ export const makeSearching = (
               reason: "the skills changed since this search; repeat the call without cursor",
             })
           }
+          const seen = view === undefined ? snapshot : view.of(snapshot)
           ranking = {
-            ...rankFor(snapshot, built, key, among),
+            ...rankFor(seen, built, key, among, view !== undefined),
             version: snapshot.version,
-            searched: built.size(),
+            searched: searchedIn(seen, built, view !== undefined),
           }
           if (rankings.size >= MAX_RANKINGS) rankings.delete(rankings.keys().next().value ?? "")
           rankings.set(kept(made), ranking)
@@ -175,17 +201,19 @@ export const makeSearching = (
         return { ranking, generation: made, offset: from?.offset ?? 0 }
       })
 
-    /** One page of the skills matching `query`, best first. */
+    /** One page of the skills matching `query`, best first (among those `view` holds, if given). */
     const search = (
       query: string,
       limit: number,
       cursor: string | undefined,
       among: SearchScope = "served",
+      view?: View,
     ) =>
       Effect.gen(function* () {
         const key = queryKey(query)
-        const { built, snapshot } = yield* inStep
-        const { ranking, generation: made, offset } = yield* rankingOf(built, snapshot, key, among, cursor)
+        const { built, snapshot: whole } = yield* inStep
+        const snapshot = view === undefined ? whole : view.of(whole)
+        const { ranking, generation: made, offset } = yield* rankingOf(built, whole, key, among, view, cursor)
         const end = offset + limit
         // A page of an earlier snapshot's ranking shows the skills as they are now; ones that
         // left are dropped.
@@ -212,9 +240,10 @@ export const makeSearching = (
      * The first `limit` skills a query ranks, and whether more follow, without keeping the
      * ranking for paging (completion asks at every keystroke).
      */
-    const top = (query: string, limit: number) =>
+    const top = (query: string, limit: number, view?: View) =>
       Effect.map(inStep, ({ built, snapshot }) => {
-        const { skills } = rankFor(snapshot, built, queryKey(query), "served")
+        const seen = view === undefined ? snapshot : view.of(snapshot)
+        const { skills } = rankFor(seen, built, queryKey(query), "served", view !== undefined)
         return { skills: skills.slice(0, limit), more: skills.length > limit }
       })
 

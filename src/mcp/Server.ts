@@ -65,6 +65,17 @@ const CallToolParams = Schema.Struct({
 
 export type ServerServices = Catalog | SkillFiles | AuditLog | Settings | Fs
 
+/** Methods whose handlers record themselves in the audit log (each read of skill content). */
+const READS = new Set([
+  "tools/call",
+  "prompts/get",
+  "resources/read",
+  "resources/directory/read",
+  "resources/subscribe",
+  "skills/get",
+  "completion/complete",
+])
+
 /** An answer to `initialize` (the only result that names a protocol version and the server). */
 const InitializeAnswer = Schema.Struct({
   jsonrpc: Schema.Literal("2.0"),
@@ -147,9 +158,16 @@ export const makeServer = (
 ) =>
   Effect.gen(function* () {
     const settings = yield* Settings
-    const catalog = yield* Catalog
+    const whole = yield* Catalog
+    const { caller } = options
+    // An authenticated caller's requests read its own catalog, on every surface (src/catalog/Views.ts).
+    const catalog = caller === undefined ? whole : Catalog.make({ ...whole, ...whole.readsFor(caller) })
     const stateless = options.stateless === true
-    const runner = yield* makeRunner<ServerServices>({ timeoutMs: options.timeoutMs })
+    const runner = yield* Effect.provideService(
+      makeRunner<ServerServices>({ timeoutMs: options.timeoutMs }),
+      Catalog,
+      catalog,
+    )
     const snapshot = yield* catalog.snapshot
     if (!stateless)
       for (const warning of budgetWarnings(snapshot, settings)) yield* Effect.logWarning(warning)
@@ -165,7 +183,7 @@ export const makeServer = (
     const audit = yield* AuditLog
     /**
      * The audit log of this connection: every record names the client (from `initialize`) and,
-     * over HTTP, the address the request came from.
+     * over HTTP, the address the request came from and the authenticated caller.
      */
     const clientAudit: AuditLog["Type"] = {
       record: (record: AuditRecord) => {
@@ -174,6 +192,7 @@ export const makeServer = (
           ...record,
           ...(client === undefined ? {} : { client: client.slice(0, 100) }),
           ...(options.remote === undefined ? {} : { remote: options.remote }),
+          ...(caller === undefined ? {} : { caller: caller.name }),
         })
       },
     }
@@ -318,7 +337,28 @@ export const makeServer = (
       if (handler === undefined) {
         throw new ProtocolError(ErrorCode.MethodNotFound, `Method not found: ${echo(request.method)}`)
       }
-      return handler(request.params, extra)
+      if (!stateless || READS.has(request.method)) return handler(request.params, extra)
+      // Over HTTP every request is audited, so the log names the caller of each; reads of skill
+      // content audit themselves, with what they read.
+      const started = performance.now()
+      const outcome = (name: string) =>
+        Effect.runSync(
+          clientAudit.record({
+            tool: request.method,
+            outcome: name,
+            durationMs: Math.round((performance.now() - started) * 100) / 100,
+          }),
+        )
+      return handler(request.params, extra).then(
+        (result) => {
+          outcome("ok")
+          return result
+        },
+        (error: unknown) => {
+          outcome(error instanceof ProtocolError ? "ProtocolError" : "Defect")
+          throw error
+        },
+      )
     }
 
     const initialized = yield* Deferred.make<void>()

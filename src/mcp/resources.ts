@@ -212,7 +212,7 @@ export const readResource = (params: typeof UriParams.Type) =>
         ? { uri: params.uri, mimeType, blob: Buffer.from(bytes).toString("base64") }
         : { uri: params.uri, mimeType, text: Buffer.from(bytes).toString("utf8") }
     })
-    return { contents: [contents], resultType: "complete" as const, ...cacheHints(yield* Settings) }
+    return { contents: [contents], resultType: "complete" as const, ...(yield* cacheHints) }
   })
 
 export const readDirectory = (params: typeof DirectoryReadParams.Type) =>

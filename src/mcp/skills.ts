@@ -14,7 +14,6 @@ import { DEBOUNCE_MS } from "../catalog/Watcher.js"
 import { SkillNotPublished, UnknownUri } from "../Errors.js"
 import type { Manifest } from "../files/Manifests.js"
 import { SkillFiles } from "../files/SkillFiles.js"
-import type { SettingsShape } from "../Settings.js"
 import { Settings } from "../Settings.js"
 import {
   fileUri,
@@ -31,15 +30,21 @@ export const SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
  * Freshness hint and cache scope of extension results (and resource reads). Over stdio the
  * server tells its one client of every change, so nothing is cached (`ttlMs: 0`). Over HTTP,
  * stateless, nothing can be pushed: an answer stays good for as long as the server takes to
- * see a change (the watcher's debounce, or without it `--refresh-ms`), and since it does not
- * depend on the caller, any cache may share it.
+ * see a change (the watcher's debounce, or without it `--refresh-ms`). Any cache may share it
+ * (`public`) unless it answered an authenticated caller, whose catalog is its own (`private`).
  */
-export const cacheHints = (
-  settings: SettingsShape,
-): { readonly ttlMs: number; readonly cacheScope: "public" | "private" } =>
-  settings.http === undefined
-    ? { ttlMs: 0, cacheScope: "private" }
-    : { ttlMs: settings.watch ? DEBOUNCE_MS : settings.refreshIntervalMs, cacheScope: "public" }
+export const cacheHints = Effect.gen(function* () {
+  const settings = yield* Settings
+  const { personal } = yield* Catalog
+  const hints: { readonly ttlMs: number; readonly cacheScope: "public" | "private" } =
+    settings.http === undefined
+      ? { ttlMs: 0, cacheScope: "private" }
+      : {
+          ttlMs: settings.watch ? DEBOUNCE_MS : settings.refreshIntervalMs,
+          cacheScope: personal ? "private" : "public",
+        }
+  return hints
+})
 
 export const GetSkillParams = Schema.Struct({ uri: UriString })
 
@@ -160,7 +165,7 @@ export const listSkills = (
       resultType: "complete" as const,
       skills: listed.filter((entry) => entry !== undefined),
       ...(nextCursor === undefined ? {} : { nextCursor }),
-      ...cacheHints(yield* Settings),
+      ...(yield* cacheHints),
     }
   })
 
@@ -188,5 +193,5 @@ export const getSkill = (params: typeof GetSkillParams.Type) =>
     const snapshot = yield* catalog.snapshot
     const skill = yield* publishedSkillAt(snapshot, params.uri)
     const entry = yield* skillEntry(skill)
-    return { resultType: "complete" as const, skill: entry, ...cacheHints(yield* Settings) }
+    return { resultType: "complete" as const, skill: entry, ...(yield* cacheHints) }
   })
