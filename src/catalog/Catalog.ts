@@ -36,7 +36,7 @@ import type { Skill, Snapshot } from "./Snapshot.js"
 import { findSkill, makeSnapshot } from "./Snapshot.js"
 import { closestIds } from "./Suggestions.js"
 import type { View } from "./Views.js"
-import { makeViews } from "./Views.js"
+import { viewFor } from "./Views.js"
 
 export interface CatalogChange {
   readonly version: number
@@ -346,7 +346,21 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         personal,
       } as const
     }
-    const viewFor = makeViews()
+    /** Policies whose reads are kept; past it the oldest is dropped (and made again when asked). */
+    const MAX_POLICIES = 64
+    /** The reads for authenticated callers: by policy, and for those who see every skill. */
+    const readsByPolicy = new Map<string, ReturnType<typeof readsOver>>()
+    const readsOfAll = readsOver(undefined, true)
+    const readsFor = (caller: Caller) => {
+      if (caller.policy === undefined) return readsOfAll
+      let reads = readsByPolicy.get(caller.policy)
+      if (reads === undefined) {
+        if (readsByPolicy.size >= MAX_POLICIES) readsByPolicy.delete(readsByPolicy.keys().next().value ?? "")
+        reads = readsOver(viewFor(caller), true)
+        readsByPolicy.set(caller.policy, reads)
+      }
+      return reads
+    }
 
     // Over stdio nothing is served before it, and synchronous reads are fastest; over HTTP the
     // event loop stays free during it, to answer health and readiness checks.
@@ -354,7 +368,7 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     return {
       ...readsOver(undefined, false),
       /** The reads for an authenticated caller: of the skills it may see (src/catalog/Views.ts). */
-      readsFor: (caller: Caller) => readsOver(viewFor(caller), true),
+      readsFor,
       refresh,
       /** Applies what the watcher saw change. */
       refreshPaths,

@@ -5,7 +5,8 @@
  * only their problems. So a skill the caller may not see answers exactly like a missing one, on
  * every surface, and no URI, reason or count tells of it.
  *
- * A view is made once per policy and snapshot: callers holding the same policy share it.
+ * A view's snapshot is made once per snapshot; the catalog keeps a view per policy, so callers
+ * holding the same policy share it.
  */
 import type { Caller, IdFilter } from "../Access.js"
 import type { Snapshot } from "./Snapshot.js"
@@ -17,9 +18,6 @@ export interface View {
   readonly policy: string
   readonly of: (snapshot: Snapshot) => Snapshot
 }
-
-/** Policies whose views are kept; past it the oldest is dropped (and made again when asked). */
-const MAX_POLICIES = 64
 
 /**
  * A snapshot with only the skills `sees` permits. Discovery notices are about folders (a root
@@ -36,17 +34,9 @@ export const viewOf = (snapshot: Snapshot, sees: IdFilter): Snapshot =>
     version: snapshot.version,
   })
 
-/** The views of a process: `viewFor(caller)` is undefined for a caller who sees every skill. */
-export const makeViews = () => {
-  const byPolicy = new Map<string, View>()
-  return (caller: Caller): View | undefined => {
-    if (caller.sees === undefined || caller.policy === undefined) return undefined
-    const known = byPolicy.get(caller.policy)
-    if (known !== undefined) return known
-    const { sees } = caller
-    const view: View = { policy: caller.policy, of: perSnapshot((snapshot) => viewOf(snapshot, sees)) }
-    if (byPolicy.size >= MAX_POLICIES) byPolicy.delete(byPolicy.keys().next().value ?? "")
-    byPolicy.set(caller.policy, view)
-    return view
-  }
+/** The view of a caller who sees only some skills; undefined for one who sees every skill. */
+export const viewFor = (caller: Caller): View | undefined => {
+  if (caller.sees === undefined || caller.policy === undefined) return undefined
+  const { sees } = caller
+  return { policy: caller.policy, of: perSnapshot((snapshot) => viewOf(snapshot, sees)) }
 }
