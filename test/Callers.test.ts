@@ -84,6 +84,19 @@ const surfaces = async (client: Client) => {
     promptHidden: await ask("prompts/get", { name: "skill", arguments: { name: "secret-plan" } }),
     promptOfHidden: await ask("prompts/get", { name: "secret-plan" }),
     completeS: await complete("s"),
+    completeSkillPath: await settle(() =>
+      client.complete({
+        ref: { type: "ref/resource", uri: "skill://{+skill}/{+path}" },
+        argument: { name: "skill", value: "s" },
+      }),
+    ),
+    completeHiddenFile: await settle(() =>
+      client.complete({
+        ref: { type: "ref/resource", uri: "skill://{+skill}/{+path}" },
+        argument: { name: "path", value: "n" },
+        context: { arguments: { skill: "secret-plan" } },
+      }),
+    ),
     completeP: await complete("p"),
     skillsList: await ask("skills/list", {}),
     skillsSearch: await ask("skills/list", { query: "roadmap" }),
