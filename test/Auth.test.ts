@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { SignJWT, UnsecuredJWT } from "jose"
 import type { Caller } from "../src/Access.js"
 import type { Auth, Authenticated } from "../src/mcp/Auth.js"
 import { callerOf, claimedGroups, decodeAuthFile, jwtCaller, makeAuth } from "../src/mcp/Auth.js"
@@ -201,6 +202,19 @@ jwt: { issuer: "${ISSUER}", jwks: keys/jwks.json, audience: "${AUDIENCE}", group
         "bad signature": yield* sign(other, { sub: "d" }),
         "not yet valid": yield* sign(key, { sub: "d" }, { notBefore: now + 3600 }),
         "without expiry": yield* sign(key, { sub: "d" }, { expiresAt: null }),
+        unsigned: new UnsecuredJWT({ sub: "d" })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setExpirationTime("1h")
+          .encode(),
+        "signed with a shared secret": yield* Effect.promise(() =>
+          new SignJWT({ sub: "d" })
+            .setProtectedHeader({ alg: "HS256", kid: "test-key" })
+            .setIssuer(ISSUER)
+            .setAudience(AUDIENCE)
+            .setExpirationTime("1h")
+            .sign(new TextEncoder().encode("a-shared-secret-of-at-least-32-bytes!")),
+        ),
         tampered: `${valid.split(".")[0]}.${Buffer.from(JSON.stringify({ sub: "root", iss: ISSUER, aud: AUDIENCE, exp: now + 60 })).toString("base64url")}.${valid.split(".")[2]}`,
       }
       for (const [what, jwt] of Object.entries(refused)) {

@@ -10,7 +10,11 @@
  *     groups:
  *       design: { allow: ["canvas-*"], deny: [] }
  *     jwt:                                          # access tokens of an OAuth 2.1 authorization server
- *       { issuer, jwks: URL or file, audience, groups_claim: groups, allow: [], deny: [] }
+ *       issuer: "https://auth.example.com/"
+ *       jwks: "https://auth.example.com/.well-known/jwks.json"   # or a file, relative to this one
+ *       audience: "https://skills.example.com/mcp"               # required
+ *       groups_claim: groups                                      # optional
+ *       allow: []                                                 # optional, and deny: see below
  *
  * What a caller sees: allow = its own allow patterns ∪ its groups' (none at all: every skill),
  * deny = its own ∪ its groups'; deny wins. A static token's own patterns are its entry's; a
@@ -361,9 +365,10 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
         (reason) => new UsageError({ reason: `The auth file ${authFile} cannot be used:\n${reason}` }),
       ),
     )
-    const stamps = Effect.all([stampOf(authFile), stampOf(jwksFileOf(authFile, loaded.file))]).pipe(
-      Effect.map((parts) => parts.join("|")),
-    )
+    // The JWKS file is the one the file in force names (a new version may name another).
+    const stamps = Effect.suspend(() =>
+      Effect.all([stampOf(authFile), stampOf(jwksFileOf(authFile, loaded.file))]),
+    ).pipe(Effect.map((parts) => parts.join("|")))
     let seen = yield* stamps
     const summary = () => {
       const tokens = loaded.tokens.length
