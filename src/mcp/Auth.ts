@@ -149,7 +149,7 @@ const pathText = (at: ReadonlyArray<PropertyKey>) =>
     .map((key, index) => (typeof key === "number" ? `[${key}]` : `${index === 0 ? "" : "."}${String(key)}`))
     .join("")
 
-/** The file's content, or why it cannot be used (one problem a line). */
+/** The file's content, or why it cannot be used (its problems, `; `-separated: usage errors are one line). */
 export const decodeAuthFile = (text: string): Either.Either<AuthFile, string> => {
   const read = readYaml(text)
   if (!("data" in read))
@@ -161,7 +161,7 @@ export const decodeAuthFile = (text: string): Either.Either<AuthFile, string> =>
         .map((issue) =>
           issue.path.length === 0 ? issue.message : `${pathText(issue.path)}: ${issue.message}`,
         )
-        .join("\n"),
+        .join("; "),
     ),
   )
 }
@@ -362,7 +362,7 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
   Effect.gen(function* () {
     let loaded = yield* load(authFile).pipe(
       Effect.mapError(
-        (reason) => new UsageError({ reason: `The auth file ${authFile} cannot be used:\n${reason}` }),
+        (reason) => new UsageError({ reason: `The auth file ${authFile} cannot be used: ${reason}` }),
       ),
     )
     // The JWKS file is the one the file in force names (a new version may name another).
@@ -389,7 +389,7 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
           onSuccess: () => Effect.logInfo(`Auth file ${authFile} read again: ${summary()}`),
           onFailure: (reason) =>
             Effect.logError(
-              `Auth file ${authFile} changed but cannot be used; the last good version stays in force:\n${reason}`,
+              `Auth file ${authFile} changed but cannot be used, so the last good version stays in force: ${reason}`,
             ),
         }),
       )
