@@ -151,6 +151,19 @@ describe("serve --http --auth", () => {
     expect((await toolsList(server, `Bearer ${BOB}`)).status).toBe(200)
     for (const token of [ALICE, BOB]) expect(server.stderr()).not.toContain(token)
   })
+
+  it("reads a JWKS file again when it changes (a key rotated)", async () => {
+    // The auth file is good again (the last test left it broken, which keeps the keys read with it).
+    const reads = () => server.stderr().split("read again").length
+    const before = reads()
+    await fs.writeFile(path.join(dir, "auth.yaml"), authYaml({ bob: BOB }, "jwks.json"))
+    await eventually(() => expect(reads()).toBeGreaterThan(before))
+    const rotated = await makeSigningKey("rotated-key")
+    const jwt = await signJwt(rotated, { sub: "frank" }, { kid: "rotated-key" })
+    expect((await toolsList(server, `Bearer ${jwt}`)).status).toBe(401)
+    await fs.writeFile(path.join(dir, "jwks.json"), JSON.stringify(rotated.jwks))
+    await eventually(async () => expect((await toolsList(server, `Bearer ${jwt}`)).status).toBe(200))
+  })
 })
 
 describe("serve --http --auth with a JWKS URL, and start-up", () => {
