@@ -74,6 +74,11 @@ export interface SettingsShape {
   readonly manifestCache?: string | undefined
   /** Serve MCP over Streamable HTTP on this address (src/mcp/Http.ts); undefined: over stdio. */
   readonly http?: Listen | undefined
+  /**
+   * Over HTTP, every MCP request must carry a bearer token this file accepts (src/mcp/Auth.ts);
+   * an absolute path. Undefined: no authentication.
+   */
+  readonly auth?: string | undefined
   /** Serve over HTTP on a non-loopback address without authentication, on purpose. */
   readonly noAuth: boolean
   /** Host names (`name` or `name:port`) accepted in Host and Origin headers besides the built-in ones. */
@@ -255,6 +260,12 @@ const listen = {
     }),
 } as const satisfies Kind
 
+/** `--auth FILE`: the path as given; resolved against the working directory by `resolveSettings`. */
+const file = {
+  type: "string",
+  read: (raw, _source) => Effect.succeed({ auth: String(raw).trim() }),
+} as const satisfies Kind
+
 /** Host names for the Host/Origin check: the flag's values or the variable, `,`-separated. */
 const hostNames = {
   type: "string",
@@ -398,10 +409,17 @@ export const SETTING_OPTIONS = {
     help: `Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to ${DEFAULT_HTTP_HOST}; see docs/HTTP.md).`,
     commands: serving,
   },
+  auth: {
+    ...file,
+    value: "FILE",
+    env: "SKILLS_MCP_AUTH",
+    help: "With --http: every MCP request needs a bearer token this YAML file accepts (static tokens, JWTs), and sees the skills it allows; reloaded when it changes. Allows a non-loopback address (see docs/HTTP.md).",
+    commands: serving,
+  },
   "no-auth": {
     ...onOff((noAuth) => ({ noAuth })),
     env: "SKILLS_MCP_NO_AUTH",
-    help: "With --http: allow a non-loopback address although requests are not authenticated (there is no --auth yet).",
+    help: "With --http: serve on a non-loopback address without authentication, on purpose (e.g. behind a proxy that authenticates).",
     commands: serving,
   },
   "allowed-hosts": {
@@ -432,12 +450,16 @@ export type SettingsInput = {
 const optionalEnv = (name: string) =>
   Config.option(Config.string(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
 
-/** Each option's flag over its environment variable; a blank value keeps the default. */
+/**
+ * Each option's flag over its environment variable; a blank value keeps the default. Also where
+ * each option given came from (`option --auth`, `environment variable SKILLS_MCP_AUTH`), for errors.
+ */
 const readOptions = Effect.fn("Settings.readOptions")(function* (input: SettingsInput) {
   // --no-watch is --watch turned off (the command line refuses both at once).
   const flags: Readonly<Record<string, FlagValue | undefined>> =
     input["no-watch"] === true ? { ...input, watch: false } : input
   let settings: Partial<SettingsShape> = {}
+  const sources = new Map<string, string>()
   for (const [name, option] of Object.entries<OptionSpec>(SETTING_OPTIONS)) {
     if (option.read === undefined || option.env === undefined) continue
     const flag = flags[name]
@@ -446,13 +468,38 @@ const readOptions = Effect.fn("Settings.readOptions")(function* (input: Settings
     if (raw === undefined || (typeof raw === "string" && raw.trim() === "")) continue
     const source = fromFlag ? `option --${name}` : `environment variable ${option.env}`
     settings = { ...settings, ...(yield* option.read(raw, source)) }
+    sources.set(name, source)
   }
-  return settings
+  return { settings, sources }
 })
 
-/** Why the server will not listen on a non-loopback address without --no-auth. */
+/** Why the server will not listen on a non-loopback address without --auth or --no-auth. */
 const nonLoopbackRefusal = (http: Listen) =>
-  `Refusing to serve over HTTP on ${http.host}, which is not a loopback address, without authentication: anyone who can reach it could read every skill. skills-mcp has no --auth yet. Listen on ${DEFAULT_HTTP_HOST} (--http ${http.port}), or pass --no-auth to serve without authentication on purpose (e.g. behind a proxy that authenticates).`
+  `Refusing to serve over HTTP on ${http.host}, which is not a loopback address, without authentication: anyone who can reach it could read every skill. Pass --auth FILE to require tokens (see docs/HTTP.md), listen on ${DEFAULT_HTTP_HOST} (--http ${http.port}), or pass --no-auth to serve without authentication on purpose (e.g. behind a proxy that authenticates).`
+
+/**
+ * Why the HTTP options given do not go together: the flags --auth, --no-auth and --allowed-hosts
+ * only mean something with --http (their environment variables may be set for every run, and are
+ * ignored without it), and --auth contradicts --no-auth. `sources` names where each came from.
+ */
+const httpOptionsProblem = (
+  settings: SettingsShape,
+  sources: ReadonlyMap<string, string>,
+): string | undefined => {
+  const given = (name: string, set: boolean) => (set ? sources.get(name) : undefined)
+  const auth = given("auth", settings.auth !== undefined)
+  const noAuth = given("no-auth", settings.noAuth)
+  const hosts = given("allowed-hosts", settings.allowedHosts.length > 0)
+  if (settings.http === undefined) {
+    const stray = [auth, noAuth, hosts].find((source) => source?.startsWith("option ") === true)
+    if (stray !== undefined)
+      return `The ${stray} applies only to serving over HTTP: add --http [HOST:]PORT, or leave it out.`
+    return undefined
+  }
+  if (auth !== undefined && noAuth !== undefined)
+    return `The ${auth} and the ${noAuth} contradict each other: pass one of them.`
+  return undefined
+}
 
 /** `~` and `~/x` expand to the home directory; other paths resolve against `cwd`. */
 export const expandPath = (input: string, cwd: string, home: string): string => {
@@ -561,13 +608,22 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     }
   }
 
+  const options = yield* readOptions(input)
   const settings: SettingsShape = {
     ...defaults,
     roots,
     manifestCache: yield* manifestCacheFolder(home),
-    ...(yield* readOptions(input)),
+    ...options.settings,
+    ...(options.settings.auth === undefined ? {} : { auth: expandPath(options.settings.auth, cwd, home) }),
   }
-  if (settings.http !== undefined && !isLoopback(settings.http.host) && !settings.noAuth) {
+  const mismatch = httpOptionsProblem(settings, options.sources)
+  if (mismatch !== undefined) return yield* new UsageError({ reason: mismatch })
+  if (
+    settings.http !== undefined &&
+    !isLoopback(settings.http.host) &&
+    !settings.noAuth &&
+    settings.auth === undefined
+  ) {
     return yield* new UsageError({ reason: nonLoopbackRefusal(settings.http) })
   }
   if (roots.length === 0) {

@@ -229,4 +229,49 @@ describe("Settings", () => {
       expect(bad.message).toContain("--http")
     }),
   )
+
+  it.scoped("takes --auth FILE (resolved) and with it a non-loopback address", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({})
+      const settings = yield* resolveSettings({ http: "0.0.0.0:8080", auth: "auth.yaml", cwd: root }).pipe(
+        withEnv({ HOME: root }),
+      )
+      expect(settings.auth).toBe(path.join(root, "auth.yaml"))
+      const fromEnv = yield* resolveSettings({ http: "8080", cwd: root }).pipe(
+        withEnv({ HOME: root, SKILLS_MCP_AUTH: "~/a.yaml" }),
+      )
+      expect(fromEnv.auth).toBe(path.join(root, "a.yaml"))
+    }),
+  )
+
+  it.scoped("refuses --auth, --no-auth and --allowed-hosts without --http, and --auth with --no-auth", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({})
+      const refusal = (input: Parameters<typeof resolveSettings>[0], env: Record<string, string> = {}) =>
+        Effect.flip(resolveSettings({ ...input, cwd: root }).pipe(withEnv({ HOME: root, ...env })))
+      for (const [input, option] of [
+        [{ auth: "a.yaml" }, "--auth"],
+        [{ "no-auth": true }, "--no-auth"],
+        [{ "allowed-hosts": ["x.example"] }, "--allowed-hosts"],
+      ] as const) {
+        const error = yield* refusal(input)
+        expect(error._tag).toBe("UsageError")
+        expect(error.message).toContain(`option ${option} applies only to serving over HTTP`)
+      }
+      const both = yield* refusal({ http: "8080", auth: "a.yaml" }, { SKILLS_MCP_NO_AUTH: "1" })
+      expect(both.message).toContain(
+        "option --auth and the environment variable SKILLS_MCP_NO_AUTH contradict",
+      )
+      // The variables may be set for every run: without --http they are ignored.
+      const stdio = yield* resolveSettings({ cwd: root }).pipe(
+        withEnv({
+          HOME: root,
+          SKILLS_MCP_AUTH: "a.yaml",
+          SKILLS_MCP_ALLOWED_HOSTS: "x",
+          SKILLS_MCP_NO_AUTH: "1",
+        }),
+      )
+      expect(stdio.http).toBeUndefined()
+    }),
+  )
 })

@@ -7,14 +7,17 @@
  *
  * The server listens before the first scan (`listenHttp`), then serves /mcp once the services
  * are built (`serveHttp`). Every request is checked against DNS rebinding (src/mcp/HttpGuard.ts)
- * and bounded (LIMITS). On SIGTERM/SIGINT it stops accepting, answers the requests in flight,
- * then the process exits.
+ * and bounded (LIMITS). With `--auth`, a POST to /mcp needs a bearer token the auth file accepts
+ * (src/mcp/Auth.ts; else 401 with `WWW-Authenticate`), and the RFC 9728 protected-resource
+ * document is served at /.well-known/oauth-protected-resource. On SIGTERM/SIGINT it stops
+ * accepting, answers the requests in flight, then the process exits.
  */
 import * as http from "node:http"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
+import type { Caller } from "../Access.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { watchCatalog } from "../catalog/Watching.js"
 import { UsageError } from "../Errors.js"
@@ -22,6 +25,8 @@ import { appLayer } from "../Live.js"
 import { writeStderr } from "../Logging.js"
 import type { Listen, SettingsShape } from "../Settings.js"
 import { Settings } from "../Settings.js"
+import type { Auth } from "./Auth.js"
+import { makeAuth } from "./Auth.js"
 import { budgetWarnings } from "./Guide.js"
 import type { HostRules } from "./HttpGuard.js"
 import { hostProblem, originProblem } from "./HttpGuard.js"
@@ -55,8 +60,22 @@ const plain = (res: http.ServerResponse, status: number, text: string) => {
   res.end(`${text}\n`)
 }
 
-/** Serves one POST to /mcp; `remote` is the caller's address, for the audit log. */
-type McpHandler = (req: http.IncomingMessage, res: http.ServerResponse, remote: string) => Promise<void>
+/**
+ * Serves one POST to /mcp; `remote` is the caller's address, for the audit log; `caller` who
+ * sent it (with `--auth`; undefined without).
+ */
+type McpHandler = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  remote: string,
+  caller: Caller | undefined,
+) => Promise<void>
+
+/** Where the RFC 9728 protected-resource document is served (with `--auth`): for the server, and for /mcp. */
+const RESOURCE_METADATA_PATHS: ReadonlyArray<string> = [
+  "/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/mcp",
+]
 
 interface Front {
   /** The address listened on (the port the system chose, for port 0). */
@@ -80,6 +99,7 @@ interface FrontState {
 const route = (
   rules: () => HostRules,
   state: FrontState,
+  auth: Auth | undefined,
   serve: (req: http.IncomingMessage, res: http.ServerResponse) => void,
 ) => {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -93,6 +113,10 @@ const route = (
       return state.handler === undefined
         ? plain(res, 503, "scanning the skills folders")
         : plain(res, 200, "ready")
+    }
+    if (auth !== undefined && isGet && RESOURCE_METADATA_PATHS.includes(pathname ?? "")) {
+      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+      return void res.end(JSON.stringify(auth.metadata(req.headers.host ?? "")))
     }
     if (pathname !== "/mcp") return refuse(res, 404, "Not found: MCP is served at /mcp.")
     if (req.method !== "POST") {
@@ -135,7 +159,7 @@ const route = (
  * Listens on `listen` now, answering /healthz, /readyz (503) and the Host/Origin checks; /mcp
  * waits for `ready`. Closing the scope closes every connection left.
  */
-const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) =>
+const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: Auth | undefined) =>
   Effect.gen(function* () {
     const state: FrontState = { handler: undefined, closing: false, inFlight: 0 }
     const idle: Array<() => void> = []
@@ -149,22 +173,52 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) =>
         if (state.inFlight === 0) for (const resume of idle.splice(0)) resume()
       })
       const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`
-      handler(req, res, remote).catch((error: unknown) => {
-        writeStderr(
-          `${JSON.stringify({ message: `HTTP request failed: ${error instanceof Error ? error.message : String(error)}`, logLevel: "ERROR" })}\n`,
-        )
-        refuse(res, 500, "Internal error; the server log has the details.")
-      })
+      authenticate(req, res, remote)
+        .then((caller) => {
+          if (caller === false) return
+          // A client that waits for 100 Continue sends its body only now that it is accepted.
+          if (req.headers.expect !== undefined) res.writeContinue()
+          return handler(req, res, remote, caller)
+        })
+        .catch((error: unknown) => {
+          writeStderr(
+            `${JSON.stringify({ message: `HTTP request failed: ${error instanceof Error ? error.message : String(error)}`, logLevel: "ERROR" })}\n`,
+          )
+          refuse(res, 500, "Internal error; the server log has the details.")
+        })
     }
-    const routed = route(
-      () => rules,
-      state,
-      (req, res) => {
-        // A client that waits for 100 Continue sends its body only now that it is accepted.
-        if (req.headers.expect !== undefined) res.writeContinue()
-        serve(req, res)
-      },
-    )
+    /**
+     * The caller of a request (undefined without --auth), or false once it is answered 401: no
+     * valid bearer token. A refused token is logged with why (never the token itself).
+     */
+    const authenticate = async (
+      req: http.IncomingMessage,
+      res: http.ServerResponse,
+      remote: string,
+    ): Promise<Caller | undefined | false> => {
+      if (auth === undefined) return undefined
+      const outcome = await auth.authenticate(req.headers.authorization)
+      if (outcome._tag === "Caller") return outcome.caller
+      if (outcome._tag === "Invalid") {
+        writeStderr(
+          `${JSON.stringify({ message: `Refused a bearer token from ${remote}: ${outcome.reason}`, logLevel: "INFO" })}\n`,
+        )
+      }
+      refuse(
+        res,
+        401,
+        outcome._tag === "Missing"
+          ? "Unauthorized: this server needs a bearer token (Authorization: Bearer <token>)."
+          : "Unauthorized: the bearer token is not valid (unknown, expired, or not for this server).",
+        {
+          "www-authenticate": auth.challenge(req.headers.host ?? "", outcome),
+          // Its body, if any, is not read: a client waiting for 100 Continue never sends it.
+          ...(req.headers.expect === undefined ? {} : { connection: "close" }),
+        },
+      )
+      return false
+    }
+    const routed = route(() => rules, state, auth, serve)
     const server = http.createServer(
       // A client that sends its request too slowly is cut off (408) rather than kept; Node looks
       // for such connections every second (its default, 30 s, would double the limits).
@@ -225,9 +279,15 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) =>
 const makeMcpHandler = Effect.gen(function* () {
   const runtime = yield* Effect.runtime<ServerServices>()
   const kept = yield* makeKept
-  const handler: McpHandler = async (req, res, remote) => {
+  const handler: McpHandler = async (req, res, remote, caller) => {
     const made = await Runtime.runPromise(runtime)(
-      makeServer(undefined, { stateless: true, remote, timeoutMs: LIMITS.requestMs, kept }),
+      makeServer(undefined, {
+        stateless: true,
+        remote,
+        timeoutMs: LIMITS.requestMs,
+        kept,
+        ...(caller === undefined ? {} : { caller }),
+      }),
     )
     // No session id: stateless. JSON answers: nothing is streamed.
     const transport = new StreamableHTTPServerTransport({
@@ -250,8 +310,14 @@ const makeMcpHandler = Effect.gen(function* () {
 export const serveHttp = (settings: SettingsShape, listen: Listen) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const front = yield* listenHttp(listen, settings.allowedHosts)
+      // A bad auth file stops the start (a usage error), before anything listens.
+      const auth = settings.auth === undefined ? undefined : yield* makeAuth(settings.auth)
+      const front = yield* listenHttp(listen, settings.allowedHosts, auth)
       yield* Effect.logInfo(`Serving MCP over HTTP at ${front.url}`)
+      if (auth !== undefined) {
+        yield* Effect.logInfo(`Requests need a bearer token of ${settings.auth}: ${auth.summary()}`)
+        yield* auth.watch.pipe(Effect.forkScoped)
+      }
       yield* Effect.scoped(
         Effect.gen(function* () {
           const catalog = yield* Catalog
