@@ -70,11 +70,14 @@ describe("three replicas behind HAProxy", () => {
     fixtures = await copyFixtures()
     const proxyPort = await freePort()
     // One skills folder for all; each must accept the Host the clients send, the proxy's.
-    replicas = await Promise.all(
+    const started = await Promise.allSettled(
       [0, 1, 2].map(() =>
         startHttpServer([path.join(fixtures, "valid"), "--allowed-hosts", `127.0.0.1:${proxyPort}`]),
       ),
     )
+    // Kept before any failure is thrown, so that afterAll stops those that did start.
+    replicas = started.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []))
+    for (const outcome of started) if (outcome.status === "rejected") throw outcome.reason
     await Promise.all(replicas.map(whenReady))
     proxy = await startHaproxy(
       proxyPort,
@@ -116,6 +119,7 @@ describe("three replicas behind HAProxy", () => {
     const loaders = await Promise.all(
       Array.from({ length: CLIENTS }, (_, index) => connect(`replicas-load-${index}`)),
     )
+    const killedBefore = audited(killed)
     let completed = 0
     const wrong: Array<string> = []
     const failed: Array<string> = []
@@ -141,6 +145,8 @@ describe("three replicas behind HAProxy", () => {
     expect(right + failed.length).toBe(CLIENTS * EACH)
     expect(right).toBeGreaterThan(0)
     expect(await killed.exited).toBe(null)
+    // It was serving its share of the load when it was killed.
+    expect(audited(killed)).toBeGreaterThan(killedBefore)
 
     // After the kill, every request succeeds, answered by the two replicas left.
     const before = [first, third].map(audited)

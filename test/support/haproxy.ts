@@ -107,9 +107,13 @@ export const startHaproxy = async (
     stderr += chunk.toString("utf8")
   })
   let exited = false
+  // Should the test's process end without stopping it, HAProxy goes too (it would hold its port).
+  const orphaned = () => child.kill("SIGKILL")
+  process.once("exit", orphaned)
   const done = new Promise<void>((resolve) =>
     child.on("close", () => {
       exited = true
+      process.off("exit", orphaned)
       resolve()
     }),
   )
