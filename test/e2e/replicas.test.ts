@@ -66,7 +66,7 @@ describe("three replicas behind HAProxy", () => {
   }
 
   beforeAll(async () => {
-    ensureHaproxy()
+    const haproxy = ensureHaproxy()
     fixtures = await copyFixtures()
     const proxyPort = await freePort()
     // One skills folder for all; each must accept the Host the clients send, the proxy's.
@@ -80,6 +80,7 @@ describe("three replicas behind HAProxy", () => {
     for (const outcome of started) if (outcome.status === "rejected") throw outcome.reason
     await Promise.all(replicas.map(whenReady))
     proxy = await startHaproxy(
+      haproxy,
       proxyPort,
       replicas.map((replica) => replica.port),
     )

@@ -11,7 +11,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { send } from "./http.js"
 
-const found = () => spawnSync("haproxy", ["-v"], { encoding: "utf8" }).status === 0
+/** The command that runs HAProxy: `haproxy` on the PATH, else Debian's (not on a user's PATH). */
+const haproxyCommand = (): string | undefined =>
+  ["haproxy", "/usr/sbin/haproxy"].find(
+    (command) => spawnSync(command, ["-v"], { encoding: "utf8" }).status === 0,
+  )
 
 const aptGet = (args: ReadonlyArray<string>) =>
   spawnSync("apt-get", args, {
@@ -20,24 +24,30 @@ const aptGet = (args: ReadonlyArray<string>) =>
   })
 
 /**
- * Makes sure `haproxy` is on the PATH: installs Debian's package when it is not (after
- * `apt-get update` when the package lists do not know it), or throws saying what to install.
+ * The command that runs HAProxy, after installing Debian's package when there is none (after
+ * `apt-get update` when the package lists do not know it); or throws saying what to install.
  */
-export const ensureHaproxy = (): void => {
-  if (found()) return
+export const ensureHaproxy = (): string => {
+  const command = haproxyCommand()
+  if (command !== undefined) return command
   const install = ["install", "-y", "--no-install-recommends", "haproxy"]
   let run = aptGet(install)
   if (run.status !== 0) {
     aptGet(["update"])
     run = aptGet(install)
   }
-  if (run.status !== 0 || !found()) {
+  const installed = haproxyCommand()
+  if (run.status !== 0 || installed === undefined) {
+    const why =
+      run.status === 0
+        ? "it was installed, but neither `haproxy` on the PATH nor /usr/sbin/haproxy runs"
+        : `\`apt-get install -y haproxy\` failed: ${run.error?.message ?? run.stderr.trim()}`
     throw new Error(
-      "This test needs HAProxy (a real load balancer in front of three replicas), and could not install it " +
-        `with \`apt-get install -y haproxy\`: ${run.error?.message ?? run.stderr.trim()}\n` +
+      `This test needs HAProxy (a real load balancer in front of three replicas): ${why}\n` +
         "Install it (Debian/Ubuntu: `apt-get install haproxy`; or put any haproxy >= 2.2 on the PATH), then run the tests again.",
     )
   }
+  return installed
 }
 
 /** A TCP port nobody listens on now (the system's choice, released at once). */
@@ -66,6 +76,7 @@ export interface RunningHaproxy {
  * another one (retries, redispatch). Every request is balanced on its own: no affinity. Resolves once it answers.
  */
 export const startHaproxy = async (
+  command: string,
   port: number,
   backends: ReadonlyArray<number>,
 ): Promise<RunningHaproxy> => {
@@ -98,7 +109,7 @@ export const startHaproxy = async (
     ].join("\n"),
   )
   // -db: in the foreground, not a daemon, so it is this test's child and dies with it.
-  const child = spawn("haproxy", ["-db", "-f", config])
+  const child = spawn(command, ["-db", "-f", config])
   let stderr = ""
   child.stdout.on("data", (chunk: Buffer) => {
     stderr += chunk.toString("utf8")
