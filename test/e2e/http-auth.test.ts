@@ -8,12 +8,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { HttpAnswer, HttpServer } from "../support/http.js"
 import { MCP_HEADERS, rpc, send, startHttpServer, whenReady } from "../support/http.js"
 import type { SigningKey } from "../support/jwt.js"
 import { AUDIENCE, ISSUER, makeSigningKey, serveJwks, sha256, signJwt } from "../support/jwt.js"
-import { copyFixtures, eventually, runRaw } from "../support/server.js"
+import { copyFixtures, decode, eventually, runRaw } from "../support/server.js"
 
 const ALICE = "alice-static-token-1"
 const BOB = "bob-static-token-2"
@@ -219,5 +221,97 @@ describe("serve --http --auth with a JWKS URL, and start-up", () => {
     } finally {
       await fs.rm(fixtures, { recursive: true, force: true })
     }
+  })
+})
+
+const Listed = Schema.Struct({ skills: Schema.Array(Schema.Struct({ id: Schema.String })) })
+const AuditLine = Schema.Struct({ tool: Schema.String, caller: Schema.optional(Schema.String) })
+
+describe("serve --http --auth: each caller's catalog", () => {
+  const CAROL = "carol-static-token-3"
+  const DAVE = "dave-static-token-4"
+  let fixtures: string
+  let dir: string
+  let server: HttpServer
+
+  beforeAll(async () => {
+    fixtures = await copyFixtures()
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-auth-"))
+    // carol: her own patterns; dave: his group's, less what he is denied.
+    await fs.writeFile(
+      path.join(dir, "auth.yaml"),
+      `tokens:
+  - { name: carol, sha256: "${sha256(CAROL)}", allow: ["pdf-*", "csv-*"] }
+  - { name: dave, sha256: "${sha256(DAVE)}", groups: [writers], deny: ["release-*"] }
+groups:
+  writers: { allow: ["*-notes", "git-*", "brand-*"] }
+`,
+    )
+    server = await startHttpServer(["--auth", path.join(dir, "auth.yaml"), path.join(fixtures, "valid")])
+    await whenReady(server)
+  })
+
+  afterAll(async () => {
+    await server?.stop()
+    await fs.rm(fixtures, { recursive: true, force: true })
+    await fs.rm(dir, { recursive: true, force: true })
+  })
+
+  /** What a caller sees: the catalog in get_skill's description, list_skills, skills/list, and a hidden skill's answers. */
+  const seen = async (token: string) => {
+    const client = new Client({ name: "callers-e2e", version: "1.0.0" })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    )
+    try {
+      const { tools } = await client.listTools()
+      const description = tools.find((tool) => tool.name === "get_skill")?.description ?? ""
+      const listed = await client.callTool({ name: "list_skills", arguments: {} })
+      const ids = decode(Listed, listed.structuredContent).skills.map((skill) => skill.id)
+      const extension = await client.request({ method: "skills/list", params: {} }, ResultSchema)
+      const hidden = await client.callTool({ name: "get_skill", arguments: { id: "api-design" } })
+      const missing = await client.callTool({ name: "get_skill", arguments: { id: "no-such-skill" } })
+      let read: string
+      try {
+        await client.readResource({ uri: "skill://api-design/SKILL.md" })
+        read = "read"
+      } catch (error) {
+        read = error instanceof Error ? error.message : String(error)
+      }
+      return { description, ids, extension, hidden, missing, read }
+    } finally {
+      await client.close()
+    }
+  }
+
+  it("shows each caller only the skills its patterns and groups allow; the others answer as missing", async () => {
+    const carol = await seen(CAROL)
+    expect(carol.ids).toEqual(["csv-analysis", "pdf-processing"])
+    expect(carol.description).toContain("<id>pdf-processing</id>")
+    expect(carol.description).not.toContain("api-design")
+    expect(carol.extension).toMatchObject({ cacheScope: "private" })
+    expect(JSON.stringify(carol.extension)).not.toContain("api-design")
+    expect(carol.hidden).toMatchObject({ isError: true })
+    const text = (result: typeof carol.hidden) =>
+      JSON.stringify(result.content).replaceAll("no-such-skill", "api-design")
+    expect(text(carol.hidden)).toBe(text(carol.missing))
+    expect(carol.read).toContain("No resource is served at skill://api-design/SKILL.md")
+
+    const dave = await seen(DAVE)
+    expect(dave.ids).toEqual(["brand-guidelines", "git-commit-messages"])
+
+    // The audit log names the caller of each request.
+    const lines = server
+      .stderr()
+      .split("\n")
+      .filter((line) => line.startsWith('{"audit":true'))
+      .map((line) => decode(AuditLine, JSON.parse(line)))
+    expect(lines.filter((line) => line.caller === "carol").map((line) => line.tool)).toEqual(
+      expect.arrayContaining(["tools/list", "list_skills", "skills/list", "get_skill", "resources/read"]),
+    )
+    expect(lines.some((line) => line.caller === "dave")).toBe(true)
+    expect(lines.every((line) => line.caller === "carol" || line.caller === "dave")).toBe(true)
   })
 })
