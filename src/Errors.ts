@@ -149,6 +149,15 @@ export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   }
 }
 
+/** An auth file (`--auth`) that cannot be used, and why (never with a token in it). */
+export class AuthFileUnusable extends Schema.TaggedError<AuthFileUnusable>()("AuthFileUnusable", {
+  reason: Schema.String,
+}) {
+  override get message() {
+    return this.reason
+  }
+}
+
 /** Failures a tool call can end with; each has a message a person can act on. */
 export type SkillError =
   | SkillNotFound

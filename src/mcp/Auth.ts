@@ -39,7 +39,7 @@ import type { JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from "jose"
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from "jose"
 import type { Caller } from "../Access.js"
 import { globProblem, idFilter } from "../Access.js"
-import { UsageError } from "../Errors.js"
+import { AuthFileUnusable, UsageError } from "../Errors.js"
 import { readYaml } from "../skills/Yaml.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -277,7 +277,10 @@ const jwksFileOf = (authFile: string, file: AuthFile) =>
     : path.resolve(path.dirname(authFile), file.jwt.jwks)
 
 /** The keys that verify JWTs: fetched from the URL (and cached by jose), or read from the file now. */
-const jwtKeys = (authFile: string, file: AuthFile): Effect.Effect<JWTVerifyGetKey | undefined, string> => {
+const jwtKeys = (
+  authFile: string,
+  file: AuthFile,
+): Effect.Effect<JWTVerifyGetKey | undefined, AuthFileUnusable> => {
   const jwks = file.jwt?.jwks
   if (jwks === undefined) return Effect.succeed(undefined)
   const local = jwksFileOf(authFile, file)
@@ -285,33 +288,46 @@ const jwtKeys = (authFile: string, file: AuthFile): Effect.Effect<JWTVerifyGetKe
   return Effect.tryPromise({
     try: () => fs.readFile(local, "utf8"),
     catch: (error) =>
-      `cannot read the JWKS file ${local}: ${error instanceof Error ? error.message : String(error)}`,
+      new AuthFileUnusable({
+        reason: `cannot read the JWKS file ${local}: ${error instanceof Error ? error.message : String(error)}`,
+      }),
   }).pipe(
     Effect.flatMap((text) =>
       Schema.decodeUnknown(JwksFile)(text).pipe(
         Effect.mapError(
           (error) =>
-            `the JWKS file ${local} is not a JSON Web Key Set: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+            new AuthFileUnusable({
+              reason: `the JWKS file ${local} is not a JSON Web Key Set: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+            }),
         ),
       ),
     ),
     Effect.flatMap((set: JSONWebKeySet) =>
       Effect.try({
         try: () => createLocalJWKSet(set),
-        catch: (error) => `the JWKS file ${local}: ${error instanceof Error ? error.message : String(error)}`,
+        catch: (error) =>
+          new AuthFileUnusable({
+            reason: `the JWKS file ${local}: ${error instanceof Error ? error.message : String(error)}`,
+          }),
       }),
     ),
   )
 }
 
 /** Reads, decodes and prepares the auth file; the reason it cannot be used otherwise. */
-const load = (authFile: string): Effect.Effect<Loaded, string> =>
+const load = (authFile: string): Effect.Effect<Loaded, AuthFileUnusable> =>
   Effect.gen(function* () {
     const text = yield* Effect.tryPromise({
       try: () => fs.readFile(authFile, "utf8"),
-      catch: (error) => `cannot read it: ${error instanceof Error ? error.message : String(error)}`,
+      catch: (error) =>
+        new AuthFileUnusable({
+          reason: `cannot read it: ${error instanceof Error ? error.message : String(error)}`,
+        }),
     })
-    const file = yield* Either.match(decodeAuthFile(text), { onLeft: Effect.fail, onRight: Effect.succeed })
+    const file = yield* Either.match(decodeAuthFile(text), {
+      onLeft: (reason) => Effect.fail(new AuthFileUnusable({ reason })),
+      onRight: Effect.succeed,
+    })
     const keys = yield* jwtKeys(authFile, file)
     const groups = file.groups ?? {}
     const tokens = (file.tokens ?? []).map((token) => ({
@@ -362,7 +378,7 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
   Effect.gen(function* () {
     let loaded = yield* load(authFile).pipe(
       Effect.mapError(
-        (reason) => new UsageError({ reason: `The auth file ${authFile} cannot be used: ${reason}` }),
+        ({ reason }) => new UsageError({ reason: `The auth file ${authFile} cannot be used: ${reason}` }),
       ),
     )
     // The JWKS file is the one the file in force names (a new version may name another).
@@ -387,7 +403,7 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
         ),
         Effect.matchEffect({
           onSuccess: () => Effect.logInfo(`Auth file ${authFile} read again: ${summary()}`),
-          onFailure: (reason) =>
+          onFailure: ({ reason }) =>
             Effect.logError(
               `Auth file ${authFile} changed but cannot be used, so the last good version stays in force: ${reason}`,
             ),
