@@ -73,6 +73,8 @@ interface Source {
   served: Checkout | undefined
   /** Why the source does not serve what its REF names now, for notices. */
   problem: string | undefined
+  /** The last commit refused and why (not checked out again while the REF names it). */
+  refused: { readonly commit: string; readonly problem: string } | undefined
   readonly lock: Effect.Semaphore
 }
 
@@ -169,6 +171,7 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
         followed: spec.ref === undefined || !isCommitId(spec.ref),
         served: undefined,
         problem: undefined,
+        refused: undefined,
         lock: yield* Effect.makeSemaphore(1),
       })
     }
@@ -244,15 +247,19 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
         return yield* commitOf(source, source.localRef)
       })
 
-    /** Why a checkout cannot be served (its folder, or a skill in it, cannot be read); undefined when it can. */
+    /**
+     * Why a checkout cannot be served, undefined when it can: its folder is missing or leads out
+     * of the checkout (`fatal`: never served), or a skill in it cannot be read.
+     */
     const check = (tree: string, folder: string) =>
-      Effect.promise(async (): Promise<string | undefined> => {
+      Effect.promise(async (): Promise<{ readonly reason: string; readonly fatal: boolean } | undefined> => {
         const real = await fs.async.realpath(folder)
         const treeReal = await fs.async.realpath(tree)
+        const named = `its folder '${path.relative(tree, folder)}'`
         if (real === null || treeReal === null || (await fs.async.stat(real))?.isDirectory() !== true)
-          return `its folder '${path.relative(tree, folder)}' does not exist`
+          return { reason: `${named} does not exist`, fatal: true }
         if (!isInside(treeReal, real))
-          return `its folder '${path.relative(tree, folder)}' leads outside the checkout (a symbolic link)`
+          return { reason: `${named} leads outside the checkout (a symbolic link)`, fatal: true }
         const found = await discoverRoot(fs.async, { path: folder, explicit: true }, real, 0, scanOptions)
         const unreadable: Array<string> = []
         for (const candidate of found.candidates) {
@@ -264,9 +271,12 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
           if (read._tag === "Left") unreadable.push(`${candidate.id} (${read.left.reason})`)
         }
         if (unreadable.length === 0) return undefined
-        const named = unreadable.slice(0, MAX_NAMED).join("; ")
+        const skills = unreadable.slice(0, MAX_NAMED).join("; ")
         const more = unreadable.length > MAX_NAMED ? ` and ${unreadable.length - MAX_NAMED} more` : ""
-        return `skill${unreadable.length === 1 ? "" : "s"} cannot be read: ${named}${more}`
+        return {
+          reason: `skill${unreadable.length === 1 ? "" : "s"} cannot be read: ${skills}${more}`,
+          fatal: false,
+        }
       })
 
     const removeTree = (source: Source, tree: string) =>
@@ -287,13 +297,16 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
         const folder = source.spec.subdir === "" ? tree : path.join(tree, ...source.spec.subdir.split("/"))
         const trouble = yield* check(tree, folder)
         const old = source.served
-        if (trouble !== undefined && old !== undefined) {
+        // The first commit is served despite unreadable skills (there is nothing better), as a folder would be.
+        if (trouble !== undefined && (old !== undefined || trouble.fatal)) {
           yield* removeTree(source, tree)
-          source.problem = `commit ${short(commit)} is not served: ${trouble}; still serving commit ${short(old.commit)}`
+          const still = old === undefined ? "" : `; still serving commit ${short(old.commit)}`
+          source.problem = `commit ${short(commit)} is not served: ${trouble.reason}${still}`
+          source.refused = { commit, problem: source.problem }
           return
         }
         source.served = { commit, tree, folder }
-        source.problem = trouble !== undefined ? `commit ${short(commit)}: ${trouble}` : note
+        source.problem = trouble !== undefined ? `commit ${short(commit)}: ${trouble.reason}` : note
         yield* Effect.logInfo(`Git source ${source.spec.display}: serving commit ${commit}`)
         if (old !== undefined)
           yield* removeTree(source, old.tree).pipe(Effect.delay(REMOVE_AFTER_MS), Effect.forkIn(scope))
@@ -307,6 +320,7 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
           const resolved = yield* Effect.either(resolve(source))
           if (resolved._tag === "Right") {
             if (resolved.right === source.served?.commit) source.problem = undefined
+            else if (resolved.right === source.refused?.commit) source.problem = source.refused.problem
             else yield* checkout(source, resolved.right, undefined)
           } else if (source.served !== undefined) {
             source.problem = `fetch failed: ${resolved.left.reason}; still serving commit ${short(source.served.commit)}`

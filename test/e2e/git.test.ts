@@ -1,0 +1,198 @@
+/**
+ * Git sources (`--skills-git`) through the built server and CLI, against local bare repositories
+ * made here with git (file:// URLs, no network): a pinned tag, a followed branch polled every
+ * second (a new commit, a broken one, a force-push, a deleted branch, a failing fetch), a link
+ * out of the checkout, and requests during swaps.
+ */
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Schema from "effect/Schema"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { RunningServer } from "../support/server.js"
+import {
+  callTool,
+  decode,
+  eventually,
+  resourceText,
+  runRaw,
+  startServer,
+  toolText,
+} from "../support/server.js"
+import type { Tree } from "../support/tree.js"
+import { skillMd, writeTree } from "../support/tree.js"
+
+let base: string
+let env: Record<string, string>
+
+/** git in `cwd`, with no user or system configuration but a committer. */
+const git = (cwd: string, ...args: Array<string>) =>
+  execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.com", ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "", HOME: base, GIT_CONFIG_NOSYSTEM: "1" },
+  }).trim()
+
+interface Repo {
+  /** The working clone commits are made in. */
+  readonly work: string
+  /** The bare repository served. */
+  readonly bare: string
+  /** Its file:// URL. */
+  readonly url: string
+}
+
+let repos = 0
+const makeRepo = async (): Promise<Repo> => {
+  const name = `repo-${repos++}`
+  const bare = path.join(base, `${name}.git`)
+  const work = path.join(base, name)
+  await fs.mkdir(work)
+  git(base, "init", "--quiet", "--bare", "--initial-branch=main", bare)
+  git(work, "init", "--quiet", "--initial-branch=main")
+  git(work, "remote", "add", "origin", bare)
+  return { work, bare, url: `file://${bare}` }
+}
+
+/** Replaces the working tree with `tree`, commits, pushes main; the new commit. */
+const commitTree = async (
+  repo: Repo,
+  tree: Tree,
+  options: { readonly force?: boolean; readonly amend?: boolean } = {},
+) => {
+  for (const entry of await fs.readdir(repo.work))
+    if (entry !== ".git") await fs.rm(path.join(repo.work, entry), { recursive: true, force: true })
+  await writeTree(repo.work, tree)
+  git(repo.work, "add", "--all")
+  git(repo.work, "commit", "--quiet", "--allow-empty", ...(options.amend ? ["--amend"] : []), "-m", "skills")
+  git(repo.work, "push", "--quiet", ...(options.force ? ["--force"] : []), "origin", "main")
+  return git(repo.work, "rev-parse", "HEAD")
+}
+
+const pdf = (description: string, extra: Tree = {}): Tree => ({
+  "skills/pdf/SKILL.md": skillMd("pdf", description),
+  ...extra,
+})
+
+const Diagnostics = Schema.parseJson(
+  Schema.Struct({
+    notices: Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.String })),
+    commits: Schema.Array(Schema.Struct({ id: Schema.String, source: Schema.String, commit: Schema.String })),
+  }),
+)
+const diagnostics = async (server: RunningServer) =>
+  decode(Diagnostics, await resourceText(server, "skill://diagnostics"), "skill://diagnostics")
+
+const description = async (server: RunningServer, id = "pdf") =>
+  ((await callTool(server, "get_skill", { id })).structuredContent as { description: string }).description
+
+const ListJson = Schema.parseJson(
+  Schema.Struct({
+    served: Schema.Array(
+      Schema.Struct({
+        id: Schema.String,
+        git: Schema.optional(Schema.Struct({ source: Schema.String, commit: Schema.String })),
+      }),
+    ),
+    notices: Schema.Array(Schema.Struct({ path: Schema.String, reason: Schema.String })),
+  }),
+)
+
+beforeAll(async () => {
+  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-git-")))
+  await fs.mkdir(path.join(base, "home"))
+  env = { HOME: path.join(base, "home"), XDG_CACHE_HOME: path.join(base, "cache"), GIT_CONFIG_NOSYSTEM: "1" }
+})
+afterAll(async () => {
+  await fs.rm(base, { recursive: true, force: true })
+})
+
+const servers: Array<RunningServer> = []
+afterAll(async () => {
+  for (const server of servers) await server.close()
+})
+const start = async (args: ReadonlyArray<string>) => {
+  const server = await startServer(args, { env })
+  servers.push(server)
+  return server
+}
+
+describe("git sources", () => {
+  it("a tag pins the source: list names the tag's commit while the branch moves on", async () => {
+    const repo = await makeRepo()
+    const tagged = await commitTree(repo, pdf("Version one."))
+    git(repo.work, "tag", "v1")
+    git(repo.work, "push", "--quiet", "origin", "v1")
+    await commitTree(repo, pdf("Version two."))
+    const run = await runRaw(["list", "--json", "--skills-git", `${repo.url}#v1:skills`], [], env)
+    expect(run.code).toBe(0)
+    const listed = decode(ListJson, run.stdout, "list --json")
+    expect(listed.served).toEqual([{ id: "pdf", git: { source: `${repo.url}#v1:skills`, commit: tagged } }])
+    expect(listed.notices).toEqual([])
+  })
+
+  it("a followed branch: new commits within a poll; a broken commit, a deleted branch and a failing fetch keep the last good", async () => {
+    const repo = await makeRepo()
+    const first = await commitTree(repo, pdf("Version one."))
+    const server = await start(["--skills-git", `${repo.url}#main:skills`, "--git-poll", "1"])
+    expect(await description(server)).toBe("Version one.")
+    expect((await diagnostics(server)).commits).toEqual([
+      { id: "pdf", source: `${repo.url}#main:skills`, commit: first },
+    ])
+
+    // A new commit is served after a poll, and the client is told.
+    const second = await commitTree(repo, pdf("Version two."))
+    await eventually(async () => expect(await description(server)).toBe("Version two."))
+    expect(server.notifications.map((n) => n.method)).toContain("notifications/tools/list_changed")
+    expect((await diagnostics(server)).commits[0]?.commit).toBe(second)
+
+    // A commit whose skill cannot be read is refused: the last good one keeps serving.
+    const broken = await commitTree(repo, {
+      "skills/pdf/SKILL.md": "---\nname: pdf\ndescription: [unclosed\n---\n",
+    })
+    await eventually(async () =>
+      expect((await diagnostics(server)).notices).toEqual([
+        {
+          path: `${repo.url}#main:skills`,
+          reason: expect.stringMatching(
+            new RegExp(
+              `^commit ${broken.slice(0, 12)} is not served: skill cannot be read: pdf \\(.+\\); still serving commit ${second.slice(0, 12)}$`,
+            ),
+          ),
+        },
+      ]),
+    )
+    expect(await description(server)).toBe("Version two.")
+
+    // A force-push (history rewritten) is followed, and the problem goes.
+    const forced = await commitTree(repo, pdf("Forced."), { force: true, amend: true })
+    await eventually(async () => expect(await description(server)).toBe("Forced."))
+    expect((await diagnostics(server)).notices).toEqual([])
+    expect((await diagnostics(server)).commits[0]?.commit).toBe(forced)
+
+    // The branch deleted: last good kept, and said.
+    git(repo.bare, "update-ref", "-d", "refs/heads/main")
+    await eventually(async () =>
+      expect((await diagnostics(server)).notices.map((n) => n.reason)).toEqual([
+        `fetch failed: the repository has no branch or tag 'main' (deleted or renamed?); still serving commit ${forced.slice(0, 12)}`,
+      ]),
+    )
+    expect(await description(server)).toBe("Forced.")
+
+    // The repository gone (a failing fetch): likewise; back, it is followed again.
+    git(repo.bare, "update-ref", "refs/heads/main", forced)
+    await fs.rename(repo.bare, `${repo.bare}.away`)
+    await eventually(async () =>
+      expect((await diagnostics(server)).notices.map((n) => n.reason)).toEqual([
+        expect.stringMatching(new RegExp(`^fetch failed: .+; still serving commit ${forced.slice(0, 12)}$`)),
+      ]),
+    )
+    expect(await description(server)).toBe("Forced.")
+    await fs.rename(`${repo.bare}.away`, repo.bare)
+    await commitTree(repo, pdf("Back."))
+    await eventually(async () => expect(await description(server)).toBe("Back."))
+    expect((await diagnostics(server)).notices).toEqual([])
+    expect(server.stderr()).toContain("still serving commit")
+  })
+})
