@@ -9,7 +9,7 @@
  * only in part (no SSH, no credential helpers). Git must be installed.
  *
  * On disk, in `<gitCache>/<hash of URL>/`: `mirror.git`, a bare clone shared by every source and
- * process using that URL, fetched shallowly (depth 1) and reused across starts; `trees/<pid>-<commit>`,
+ * process using that URL, fetched shallowly (depth 1) and reused across starts; `trees/<pid>-<source>-<commit>`,
  * this process's checkouts (`git worktree add --detach`: git's own checkout, with its handling of
  * links, modes and line endings, and no tar to run). A new commit gets a fresh worktree, which is
  * scanned (its SUBDIR must be a folder inside the checkout, every SKILL.md found must parse) and
@@ -31,6 +31,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { idFilter } from "../Access.js"
@@ -68,6 +69,8 @@ interface Source {
   readonly mirror: string
   /** The ref in the mirror that keeps this source's last fetched commit (for an offline start). */
   readonly localRef: string
+  /** Names this source's checkouts apart from those of other sources of the mirror. */
+  readonly key: string
   /** A branch: polled. Pinned sources (tag, commit) are fetched until they serve, then never. */
   followed: boolean
   served: Checkout | undefined
@@ -75,6 +78,7 @@ interface Source {
   problem: string | undefined
   /** The last commit refused and why (not checked out again while the REF names it). */
   refused: { readonly commit: string; readonly problem: string } | undefined
+  /** Shared by the sources of one mirror. */
   readonly lock: Effect.Semaphore
 }
 
@@ -88,6 +92,19 @@ const otherProcessRuns = (pid: number) => {
     return errorCode(error) === "EPERM"
   }
 }
+
+/** What a failed git command said: its `fatal:`/`error:` lines, else its last ones. */
+const gitReason = (stderr: string, fallback: string) => {
+  const lines = stderr
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+  const said = lines.filter((line) => /^(?:fatal|error):/.test(line))
+  return ((said.length > 0 ? said : lines.slice(-3)).join(" ") || fallback).slice(0, 600)
+}
+
+/** Another git process holds a lock in the repository (another source or process of the same URL). */
+const isLocked = (error: GitFailed) => /\.lock'?:? File exists|Unable to create .*\.lock/.test(error.reason)
 
 /**
  * Runs git with `args` (no shell) and answers its standard output. Never prompts (no terminal
@@ -113,12 +130,12 @@ const runGit = (args: ReadonlyArray<string>, spec?: GitSpec) =>
             ? "the git command is not installed (or not on PATH); git sources need it"
             : error.killed
               ? `git ${args[0] === "-C" ? args[2] : args[0]} did not finish within ${GIT_TIMEOUT_MS / 1000} s`
-              : (stderr.trim().split("\n").slice(-3).join(" ").trim() || error.message).slice(0, 600)
+              : gitReason(stderr, error.message)
         if (spec !== undefined) reason = reason.split(spec.url).join(displayUrl(spec.url))
         resume(Effect.fail(new GitFailed({ reason })))
       },
     )
-  })
+  }).pipe(Effect.retry({ times: 3, schedule: Schedule.spaced("300 millis"), while: isLocked }))
 
 /**
  * Verifies a webhook's shared secret: GitHub's `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the
@@ -155,10 +172,13 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
     }
 
     const sources = new Map<string, Source>()
+    /** One lock per mirror: its sources fetch and check out one at a time. */
+    const locks = new Map<string, Effect.Semaphore>()
     for (const root of settings.roots) {
       const spec = root.git
       if (spec === undefined || sources.has(spec.display)) continue
       const home = gitSourceFolder(gitCache, spec.url)
+      if (!locks.has(home)) locks.set(home, yield* Effect.makeSemaphore(1))
       const refKey = createHash("sha256")
         .update(`${spec.ref ?? "HEAD"}`)
         .digest("hex")
@@ -168,11 +188,12 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
         home,
         mirror: path.join(home, "mirror.git"),
         localRef: `refs/skills-mcp/${refKey}`,
+        key: createHash("sha256").update(spec.display).digest("hex").slice(0, 8),
         followed: spec.ref === undefined || !isCommitId(spec.ref),
         served: undefined,
         problem: undefined,
         refused: undefined,
-        lock: yield* Effect.makeSemaphore(1),
+        lock: locks.get(home) ?? (yield* Effect.makeSemaphore(1)),
       })
     }
 
@@ -290,7 +311,7 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
      */
     const checkout = (source: Source, commit: string, note: string | undefined) =>
       Effect.gen(function* () {
-        const tree = path.join(source.home, "trees", `${process.pid}-${commit}`)
+        const tree = path.join(source.home, "trees", `${process.pid}-${source.key}-${commit}`)
         yield* Effect.sync(() => nodeFs.rmSync(tree, { recursive: true, force: true }))
         yield* git(source, ["worktree", "prune"])
         yield* git(source, ["worktree", "add", "--detach", "--force", "--quiet", tree, commit])
@@ -358,19 +379,13 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
     )
 
     if (sources.size > 0) {
-      yield* Effect.forEach(
-        sources.values(),
-        (source) =>
-          prepare(source).pipe(
-            Effect.catchAll((error) =>
-              Effect.sync(() => {
-                source.problem = error.reason
-              }),
-            ),
-            Effect.zipRight(update(source)),
-          ),
-        { concurrency: 4, discard: true },
-      )
+      // Each mirror made ready once (before any checkout of this run), then every source fetched.
+      const byMirror = new Map([...sources.values()].map((source) => [source.mirror, source]))
+      yield* Effect.forEach(byMirror.values(), (source) => Effect.ignoreLogged(prepare(source)), {
+        concurrency: 4,
+        discard: true,
+      })
+      yield* Effect.forEach(sources.values(), update, { concurrency: 4, discard: true })
       yield* fetchNow.pipe(Effect.delay(settings.gitPollSeconds * 1000), Effect.forever, Effect.forkScoped)
       yield* Effect.addFinalizer(() =>
         Effect.forEach(sources.values(), (source) =>

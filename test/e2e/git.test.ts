@@ -11,15 +11,7 @@ import * as path from "node:path"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import {
-  callTool,
-  decode,
-  eventually,
-  resourceText,
-  runRaw,
-  startServer,
-  toolText,
-} from "../support/server.js"
+import { callTool, decode, eventually, resourceText, runRaw, startServer } from "../support/server.js"
 import type { Tree } from "../support/tree.js"
 import { skillMd, writeTree } from "../support/tree.js"
 
@@ -194,5 +186,86 @@ describe("git sources", () => {
     await eventually(async () => expect(await description(server)).toBe("Back."))
     expect((await diagnostics(server)).notices).toEqual([])
     expect(server.stderr()).toContain("still serving commit")
+  })
+
+  it("a link out of the checkout is refused as in a folder; a SUBDIR that leads out is never served", async () => {
+    const outside = path.join(base, "outside")
+    await writeTree(outside, {
+      "SKILL.md": skillMd("outside", "Outside."),
+      "secret.txt": "CANARY-GIT-OUTSIDE",
+    })
+    const repo = await makeRepo()
+    await commitTree(repo, {
+      ...pdf("Inside."),
+      "skills/pdf/leak.md": { symlink: path.join(outside, "secret.txt") },
+      "skills/escape": { symlink: outside },
+      link: { symlink: outside },
+    })
+    const server = await start([
+      "--skills-git",
+      `${repo.url}#main:skills`,
+      "--skills-git",
+      `${repo.url}#main:link`,
+    ])
+    const read = await callTool(server, "read_skill_file", { id: "pdf", path: "leak.md" })
+    expect(read.isError).toBe(true)
+    expect(JSON.stringify(read)).not.toContain("CANARY-GIT-OUTSIDE")
+    const { notices } = await diagnostics(server)
+    expect(notices).toEqual([
+      {
+        path: `${repo.url}#main:link`,
+        reason: expect.stringMatching(/is not served: its folder 'link' leads outside the checkout/),
+      },
+      { path: expect.stringMatching(/\/skills\/escape$/), reason: expect.stringContaining("leads outside") },
+    ])
+    const listed = await callTool(server, "list_skills")
+    expect((listed.structuredContent as { skills: Array<{ id: string }> }).skills.map((s) => s.id)).toEqual([
+      "pdf",
+    ])
+  })
+
+  it("requests during swaps are each served from one commit", async () => {
+    const repo = await makeRepo()
+    /** Version n: its marker in SKILL.md, and two files whose size says n. */
+    const version = (n: number): Tree =>
+      pdf(`Version ${n}.`, {
+        "skills/pdf/a.md": `${n}`.repeat(n * 10),
+        "skills/pdf/b.md": `${n}`.repeat(n * 10),
+      })
+    const commits = new Map<string, number>([[await commitTree(repo, version(1)), 1]])
+    const server = await start(["--skills-git", `${repo.url}#main:skills`, "--git-poll", "1"])
+    const Manifest = Schema.parseJson(
+      Schema.Struct({ files: Schema.Array(Schema.Struct({ path: Schema.String, size: Schema.Number })) }),
+    )
+    const seen = new Set<number>()
+    let done = false
+    const worker = async () => {
+      while (!done) {
+        const [got, manifest] = await Promise.all([
+          callTool(server, "get_skill", { id: "pdf" }),
+          resourceText(server, "skill://pdf/_manifest"),
+        ])
+        const { baseDir, description } = got.structuredContent as { baseDir: string; description: string }
+        const commit = /-([0-9a-f]{40})\//.exec(baseDir)?.[1] ?? ""
+        const n = commits.get(commit)
+        // The body and the folder of one answer come from one commit.
+        expect(description).toBe(`Version ${n}.`)
+        const sizes = decode(Manifest, manifest, "manifest")
+          .files.filter((file) => file.path !== "SKILL.md")
+          .map((file) => file.size)
+        // Both files of one manifest come from one commit.
+        expect(sizes.length).toBe(2)
+        expect(sizes[0]).toBe(sizes[1])
+        if (n !== undefined) seen.add(n)
+      }
+    }
+    const workers = [worker(), worker(), worker()]
+    for (const n of [2, 3, 4]) {
+      commits.set(await commitTree(repo, version(n)), n)
+      await eventually(() => expect(seen.has(n)).toBe(true), 15_000)
+    }
+    done = true
+    await Promise.all(workers)
+    expect([...seen].sort()).toContain(4)
   })
 })
