@@ -129,6 +129,18 @@ describe("git sources", () => {
     const first = await commitTree(repo, pdf("Version one."))
     const server = await start(["--skills-git", `${repo.url}#main:skills`, "--git-poll", "1"])
     expect(await description(server)).toBe("Version one.")
+    // The audit log names the commit a call was served from.
+    await eventually(() =>
+      expect(
+        server
+          .stderr()
+          .split("\n")
+          .filter((line) => line.includes('"audit":true'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>),
+      ).toContainEqual(
+        expect.objectContaining({ tool: "get_skill", skill: "pdf", commit: first, outcome: "ok" }),
+      ),
+    )
     expect((await diagnostics(server)).commits).toEqual([
       { id: "pdf", source: `${repo.url}#main:skills`, commit: first },
     ])
