@@ -22,6 +22,7 @@ import { appLayer } from "../Live.js"
 import { writeStderr } from "../Logging.js"
 import type { Listen, SettingsShape } from "../Settings.js"
 import { Settings } from "../Settings.js"
+import { ENV_WEBHOOK_SECRET, makeGitHook } from "./GitHook.js"
 import { budgetWarnings } from "./Guide.js"
 import type { HostRules } from "./HttpGuard.js"
 import { hostProblem, originProblem } from "./HttpGuard.js"
@@ -61,8 +62,8 @@ type McpHandler = (req: http.IncomingMessage, res: http.ServerResponse, remote: 
 interface Front {
   /** The address listened on (the port the system chose, for port 0). */
   readonly url: string
-  /** From now on /mcp is served by `handler`, and /readyz answers 200. */
-  readonly ready: (handler: McpHandler) => Effect.Effect<void>
+  /** From now on /mcp is served by `handler` (and /hooks/git by `gitHook`), and /readyz answers 200. */
+  readonly ready: (handler: McpHandler, gitHook?: FrontState["gitHook"]) => Effect.Effect<void>
   /** Stops accepting, then waits until every request in flight is answered. */
   readonly drain: Effect.Effect<void>
 }
@@ -74,6 +75,8 @@ interface FrontState {
   closing: boolean
   /** Requests to /mcp accepted and not yet answered (their response closed). */
   inFlight: number
+  /** Serves POST /hooks/git (src/mcp/GitHook.ts), once the services are built, when configured. */
+  gitHook?: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined
 }
 
 /** How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST. */
@@ -93,6 +96,11 @@ const route = (
       return state.handler === undefined
         ? plain(res, 503, "scanning the skills folders")
         : plain(res, 200, "ready")
+    }
+    if (pathname === "/hooks/git") {
+      if (state.closing || state.gitHook === undefined)
+        return refuse(res, 404, `Not found: /hooks/git needs git sources and ${ENV_WEBHOOK_SECRET}.`)
+      return state.gitHook(req, res)
     }
     if (pathname !== "/mcp") return refuse(res, 404, "Not found: MCP is served at /mcp.")
     if (req.method !== "POST") {
@@ -206,9 +214,10 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>) =>
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address
     const front: Front = {
       url: `http://${host}:${address.port}/mcp`,
-      ready: (handler) =>
+      ready: (handler, gitHook) =>
         Effect.sync(() => {
           state.handler = handler
+          state.gitHook = gitHook
         }),
       drain: Effect.async<void>((resume) => {
         state.closing = true
@@ -278,7 +287,7 @@ export const serveHttp = (settings: SettingsShape, listen: Listen) =>
           if (settings.watch) {
             yield* watchCatalog({ extraFolders: () => [], afterChanges: Effect.void }).pipe(Effect.forkScoped)
           }
-          yield* front.ready(handler)
+          yield* front.ready(handler, yield* makeGitHook)
           yield* Effect.logInfo("Ready: the skills folders are read")
           return yield* Effect.never
         }),

@@ -406,7 +406,12 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
             : [{ path: source.spec.display, reason: source.problem, kind: "source" as const }],
         ),
       changes: sources.size === 0 ? Stream.empty : generation.changes.pipe(Stream.map((): void => undefined)),
+      /** Whether any root is a git source. */
+      hasSources: sources.size > 0,
+      /** Every followed source (and any serving nothing yet) fetched now; answers when done. */
       fetchNow,
+      /** `fetchNow` started in the background (the service's scope), for a webhook. */
+      fetchSoon: Effect.asVoid(Effect.forkIn(fetchNow, scope)),
     } as const
   }),
 }) {

@@ -5,11 +5,16 @@
  * out of the checkout, and requests during swaps.
  */
 import { execFileSync } from "node:child_process"
+import { createHmac } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { send, startHttpServer, whenReady } from "../support/http.js"
 import type { RunningServer } from "../support/server.js"
 import { callTool, decode, eventually, resourceText, runRaw, startServer } from "../support/server.js"
 import type { Tree } from "../support/tree.js"
@@ -279,5 +284,48 @@ describe("git sources", () => {
     done = true
     await Promise.all(workers)
     expect([...seen].sort()).toContain(4)
+  })
+
+  it("over HTTP, POST /hooks/git with the shared secret fetches at once", async () => {
+    const repo = await makeRepo()
+    await commitTree(repo, pdf("Version one."))
+    const secret = "hook-secret-1"
+    const server = await startHttpServer(["--skills-git", `${repo.url}#main:skills`, "--git-poll", "3600"], {
+      ...env,
+      SKILLS_MCP_GIT_WEBHOOK_SECRET: secret,
+    })
+    try {
+      await whenReady(server)
+      const client = new Client({ name: "git-hook-e2e", version: "1.0.0" })
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)))
+      const describe = async () =>
+        (
+          CallToolResultSchema.parse(await client.callTool({ name: "get_skill", arguments: { id: "pdf" } }))
+            .structuredContent as { description: string }
+        ).description
+      expect(await describe()).toBe("Version one.")
+      await commitTree(repo, pdf("Version two."))
+      const body = JSON.stringify({ ref: "refs/heads/main" })
+      const post = (headers: Record<string, string>) =>
+        send(server.port, {
+          method: "POST",
+          path: "/hooks/git",
+          headers: { "content-type": "application/json", ...headers },
+          body,
+        })
+      expect((await post({ "x-hub-signature-256": "sha256=00" })).status).toBe(401)
+      expect((await post({ "x-gitlab-token": "wrong" })).status).toBe(401)
+      expect((await post({})).status).toBe(401)
+      expect(await describe()).toBe("Version one.")
+      const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`
+      expect((await post({ "x-hub-signature-256": signature })).status).toBe(202)
+      await eventually(async () => expect(await describe()).toBe("Version two."))
+      await commitTree(repo, pdf("Version three."))
+      expect((await post({ "x-gitlab-token": secret })).status).toBe(202)
+      await eventually(async () => expect(await describe()).toBe("Version three."))
+      await client.close()
+    } finally {
+      await server.stop()
+    }
   })
 })
