@@ -372,10 +372,12 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
       )
 
     /** Every source that follows a branch, or serves nothing yet, fetched now. */
-    const fetchNow = Effect.forEach(
-      [...sources.values()].filter((source) => source.followed || source.served === undefined),
-      update,
-      { concurrency: 4, discard: true },
+    const fetchNow = Effect.suspend(() =>
+      Effect.forEach(
+        [...sources.values()].filter((source) => source.followed || source.served === undefined),
+        update,
+        { concurrency: 4, discard: true },
+      ),
     )
 
     if (sources.size > 0) {

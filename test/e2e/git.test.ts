@@ -127,6 +127,25 @@ describe("git sources", () => {
     const listed = decode(ListJson, run.stdout, "list --json")
     expect(listed.served).toEqual([{ id: "pdf", git: { source: `${repo.url}#v1:skills`, commit: tagged } }])
     expect(listed.notices).toEqual([])
+    // A full commit id pins too (fetched by id).
+    const byId = await runRaw(["list", "--json", "--skills-git", `${repo.url}#${tagged}:skills`], [], env)
+    expect(decode(ListJson, byId.stdout, "list --json").served[0]?.git?.commit).toBe(tagged)
+  })
+
+  it("a pinned tag is not polled: the server keeps its commit when the tag is moved", async () => {
+    const repo = await makeRepo()
+    const tagged = await commitTree(repo, pdf("Pinned."))
+    git(repo.work, "tag", "v1")
+    git(repo.work, "push", "--quiet", "origin", "v1")
+    const server = await start(["--skills-git", `${repo.url}#v1:skills`, "--git-poll", "1"])
+    expect(await description(server)).toBe("Pinned.")
+    await commitTree(repo, pdf("Moved."))
+    git(repo.work, "tag", "--force", "v1")
+    git(repo.work, "push", "--quiet", "--force", "origin", "v1")
+    // Three poll intervals: a followed source would have moved by now.
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    expect(await description(server)).toBe("Pinned.")
+    expect((await diagnostics(server)).commits[0]?.commit).toBe(tagged)
   })
 
   it("a followed branch: new commits within a poll; a broken commit, a deleted branch and a failing fetch keep the last good", async () => {
