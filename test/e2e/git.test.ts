@@ -303,6 +303,17 @@ describe("git sources", () => {
     done = true
     await Promise.all(workers)
     expect([...seen].sort()).toContain(4)
+    // Checkouts (one per process and commit) leave no kept manifests behind in the cache folder.
+    await server.close()
+    const manifests = path.join(env.XDG_CACHE_HOME ?? "", "skills-mcp", "manifests")
+    const kept = await fs.readdir(manifests).catch(() => [])
+    const roots = await Promise.all(
+      kept.map(
+        async (file) =>
+          (JSON.parse(await fs.readFile(path.join(manifests, file), "utf8")) as { root: string }).root,
+      ),
+    )
+    expect(roots.filter((root) => root.includes(`${path.sep}git${path.sep}`))).toEqual([])
   })
 
   it("over HTTP, POST /hooks/git with the shared secret fetches at once", async () => {
