@@ -312,9 +312,9 @@ export const SETTING_OPTIONS = {
   "skills-git": {
     type: "string",
     multiple: true,
-    value: "URL[#[REF][:SUBDIR]]",
+    value: "URL[#REF:DIR]",
     env: ENV_SKILLS_GIT,
-    help: "A git repository of skills (repeatable): a branch is followed (see --git-poll), a tag or commit pinned; SUBDIR is where the skills sit in it. Ranks with --skills-dir in the order given. Needs git installed; credentials come from git (credential helper, SSH agent, GIT_ASKPASS), never from the URL.",
+    help: "A git repository of skills (repeatable): a branch is followed (see --git-poll), a tag or commit pinned; DIR is where the skills sit in it (#REF, #:DIR and #REF:DIR work too). Ranks with --skills-dir in the order given. Needs git installed; credentials come from git (credential helper, SSH agent, GIT_ASKPASS), never from the URL.",
     commands: discovering,
   },
   "git-poll": {
