@@ -8,8 +8,10 @@ import type { Skill, SkillCommit, Snapshot } from "../catalog/Snapshot.js"
 import type { WithheldFile } from "../files/Manifests.js"
 import { forTerminal } from "../Terminal.js"
 
-/** A path relative to `cwd` when it is below it, else absolute. */
+/** A path relative to `cwd` when it is below it, else absolute; anything else as it is. */
 export const displayPath = (target: string, cwd: string): string => {
+  // Not a path: a git source (`URL#REF:SUBDIR`), shown as it is.
+  if (!path.isAbsolute(target)) return target
   const relative = path.relative(cwd, target)
   return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : target
 }

@@ -130,6 +130,10 @@ describe("git sources", () => {
     // A full commit id pins too (fetched by id).
     const byId = await runRaw(["list", "--json", "--skills-git", `${repo.url}#${tagged}:skills`], [], env)
     expect(decode(ListJson, byId.stdout, "list --json").served[0]?.git?.commit).toBe(tagged)
+    // validate checks the same checkout, named by its source.
+    const validated = await runRaw(["validate", "--skills-git", `${repo.url}#v1:skills`], [], env)
+    expect(validated.stdout).toContain(`1 skill checked in ${repo.url}#v1:skills`)
+    expect(validated.code).toBe(0)
   })
 
   it("a pinned tag is not polled: the server keeps its commit when the tag is moved", async () => {
