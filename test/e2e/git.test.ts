@@ -136,6 +136,24 @@ describe("git sources", () => {
     expect(validated.code).toBe(0)
   })
 
+  it("a start that cannot fetch serves the commit an earlier run fetched, and says so", async () => {
+    const repo = await makeRepo()
+    const first = await commitTree(repo, pdf("Fetched before."))
+    const args = ["list", "--json", "--skills-git", `${repo.url}#main:skills`]
+    expect((await runRaw(args, [], env)).code).toBe(0)
+    await fs.rename(repo.bare, `${repo.bare}.away`)
+    const offline = decode(ListJson, (await runRaw(args, [], env)).stdout, "list --json")
+    expect(offline.served).toEqual([{ id: "pdf", git: { source: `${repo.url}#main:skills`, commit: first } }])
+    expect(offline.notices).toEqual([
+      {
+        path: `${repo.url}#main:skills`,
+        reason: expect.stringMatching(
+          new RegExp(`^fetch failed: .+; serving commit ${first.slice(0, 12)}, fetched earlier$`),
+        ),
+      },
+    ])
+  })
+
   it("a pinned tag is not polled: the server keeps its commit when the tag is moved", async () => {
     const repo = await makeRepo()
     const tagged = await commitTree(repo, pdf("Pinned."))
