@@ -256,7 +256,10 @@ export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSour
         const remoteRef = refs.has(branch) ? branch : ref !== undefined && refs.has(tag) ? tag : undefined
         if (remoteRef === undefined)
           return yield* new GitFailed({
-            reason: `the repository has no branch or tag '${ref ?? "HEAD"}' (deleted or renamed?)`,
+            reason:
+              ref === undefined
+                ? "the repository has no default branch (is it empty?)"
+                : `the repository has no branch or tag '${ref}' (deleted or renamed?)`,
           })
         source.followed = remoteRef === branch
         const commit = refs.get(`${remoteRef}^{}`) ?? refs.get(remoteRef) ?? ""
