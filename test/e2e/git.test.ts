@@ -246,6 +246,23 @@ describe("git sources", () => {
     expect(server.stderr()).toContain("still serving commit")
   })
 
+  it("a subscriber to a skill's file is told when a new commit is served", async () => {
+    const repo = await makeRepo()
+    await commitTree(repo, pdf("Version one."))
+    const server = await start(["--skills-git", `${repo.url}#main:skills`, "--git-poll", "1"])
+    await server.client.subscribeResource({ uri: "skill://pdf/SKILL.md" })
+    await commitTree(repo, pdf("Version two."))
+    await eventually(() =>
+      expect(server.notifications).toContainEqual(
+        expect.objectContaining({
+          method: "notifications/resources/updated",
+          params: { uri: "skill://pdf/SKILL.md" },
+        }),
+      ),
+    )
+    expect(await resourceText(server, "skill://pdf/SKILL.md")).toContain("Version two.")
+  })
+
   it("a link out of the checkout is refused as in a folder; a SUBDIR that leads out is never served", async () => {
     const outside = path.join(base, "outside")
     await writeTree(outside, {
