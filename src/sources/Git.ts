@@ -93,6 +93,32 @@ const otherProcessRuns = (pid: number) => {
   }
 }
 
+/**
+ * Variables that point git at another repository (set when the server is started from a git
+ * hook, say): the mirror named with `-C` must be the one used.
+ */
+const REPOSITORY_VARIABLES = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_COMMON_DIR",
+  "GIT_NAMESPACE",
+]
+
+/** The user's environment (credential helpers, GIT_ASKPASS, SSH agent, proxies), never prompting. */
+const gitEnvironment = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GCM_INTERACTIVE: "never",
+    LC_ALL: "C",
+  }
+  for (const name of REPOSITORY_VARIABLES) delete env[name]
+  return env
+}
+
 /** What a failed git command said: its `fatal:`/`error:` lines, else its last ones. */
 const gitReason = (stderr: string, fallback: string) => {
   const lines = stderr
@@ -121,7 +147,7 @@ const runGit = (args: ReadonlyArray<string>, spec?: GitSpec) =>
         timeout: GIT_TIMEOUT_MS,
         maxBuffer: 16 * 1024 * 1024,
         signal,
-        env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GCM_INTERACTIVE: "never", LC_ALL: "C" },
+        env: gitEnvironment(),
       },
       (error, stdout, stderr) => {
         if (error === null) return resume(Effect.succeed(stdout))

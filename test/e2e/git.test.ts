@@ -127,6 +127,12 @@ describe("git sources", () => {
     const listed = decode(ListJson, run.stdout, "list --json")
     expect(listed.served).toEqual([{ id: "pdf", git: { source: `${repo.url}#v1:skills`, commit: tagged } }])
     expect(listed.notices).toEqual([])
+    // Started from inside another repository's git hook (GIT_DIR set), the same.
+    const fromHook = await runRaw(["list", "--json", "--skills-git", `${repo.url}#v1:skills`], [], {
+      ...env,
+      GIT_DIR: path.join(base, "elsewhere.git"),
+    })
+    expect(decode(ListJson, fromHook.stdout, "list --json").served[0]?.git?.commit).toBe(tagged)
     // A full commit id pins too (fetched by id).
     const byId = await runRaw(["list", "--json", "--skills-git", `${repo.url}#${tagged}:skills`], [], env)
     expect(decode(ListJson, byId.stdout, "list --json").served[0]?.git?.commit).toBe(tagged)
