@@ -130,6 +130,7 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
           options: OPTIONS,
           allowPositionals: true,
           strict: true,
+          tokens: true,
         }),
       catch: (error) => usageError(parseProblem(error)),
     })
@@ -150,8 +151,17 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
     if (command === "instructions" && positionals.length > 0) {
       return yield* usageError(`'instructions' takes no folders (got '${positionals[0]}').`)
     }
+    // Each --skills-git keeps its place among the --skills-dir folders (priority order).
+    const skillsGit: Array<{ spec: string; after: number }> = []
+    let dirsBefore = 0
+    for (const token of parsed.tokens) {
+      if (token.kind !== "option" || token.value === undefined) continue
+      if (token.name === "skills-dir") dirsBefore++
+      if (token.name === "skills-git") skillsGit.push({ spec: token.value, after: dirsBefore })
+    }
     const {
       "skills-dir": dirs = [],
+      "skills-git": _git,
       json,
       strict,
       "no-xml": noXml,
@@ -167,7 +177,11 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): Effect.Effect<Par
       xml: noXml !== true,
       json: json === true,
       strict: strict === true,
-      settings: skillsDirs.length > 0 ? { ...settings, skillsDirs } : settings,
+      settings: {
+        ...settings,
+        ...(skillsDirs.length > 0 ? { skillsDirs } : {}),
+        ...(skillsGit.length > 0 ? { skillsGit } : {}),
+      },
     }
   })
 
@@ -227,7 +241,7 @@ const listCommand = (line: ParsedCommandLine) =>
     const report = catalogReport(snapshot, (skill) => skillResourceUri(snapshot, skill), files.leftOut())
     yield* writeOut(
       line.json
-        ? `${JSON.stringify({ version: 1, roots: settings.roots.map((root) => root.path), ...report }, null, 2)}\n`
+        ? `${JSON.stringify({ version: 1, roots: settings.roots.map((root) => root.git?.display ?? root.path), ...report }, null, 2)}\n`
         : formatCatalogReport(report, process.cwd()),
     )
     return EXIT_OK

@@ -171,3 +171,12 @@ export type SkillError =
   | SkillNotPublished
   | UnknownUri
   | RequestTimeout
+
+/** A git command of a git source failed (src/sources/Git.ts): logged and shown in diagnostics, never sent to a client. */
+export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
+  reason: Schema.String,
+}) {
+  override get message() {
+    return this.reason
+  }
+}

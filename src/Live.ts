@@ -14,10 +14,13 @@ import type { Settings } from "./Settings.js"
 import { Discovery } from "./skills/Discovery.js"
 import { Frontmatter } from "./skills/Frontmatter.js"
 import { Validation } from "./skills/Validation.js"
+import { GitSources } from "./sources/Git.js"
 
 /** Settings and the file system, then parsing, then discovery and skill files. */
 const coreLayer = <E, R>(settings: Layer.Layer<Settings, E, R>) =>
   Layer.mergeAll(Discovery.Default, SkillFiles.Default).pipe(
+    Layer.provideMerge(GitSources.folders),
+    Layer.provideMerge(GitSources.Default),
     Layer.provideMerge(Layer.mergeAll(Frontmatter.Default, Validation.Default)),
     Layer.provideMerge(Layer.merge(settings, Fs.node)),
   )

@@ -5,6 +5,7 @@
  * Environment variables are read through Effect `Config`, so tests swap the ConfigProvider
  * instead of touching `process.env`.
  */
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -18,12 +19,21 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { globProblem } from "./Access.js"
 import { UsageError } from "./Errors.js"
+import type { GitSpec } from "./sources/GitSpec.js"
+import { parseGitSpec } from "./sources/GitSpec.js"
 
 export interface Root {
   /** Absolute path as configured (`~` expanded, resolved against the working directory). */
   readonly path: string
   /** Given by the user (flag, positional or SKILLS_DIR) rather than a conventional default. */
   readonly explicit: boolean
+  /**
+   * A git source (`--skills-git`): `path` is then its folder in the cache, and discovery reads
+   * the checkout of its current commit instead (src/sources/Git.ts).
+   */
+  readonly git?: GitSpec
+  /** Set by discovery on a git source's root: the commit its folder is a checkout of. */
+  readonly commit?: string
 }
 
 /** Where the `<available_skills>` catalog goes: the server's instructions, get_skill's description, both, neither. */
@@ -83,6 +93,13 @@ export interface SettingsShape {
   readonly noAuth: boolean
   /** Host names (`name` or `name:port`) accepted in Host and Origin headers besides the built-in ones. */
   readonly allowedHosts: ReadonlyArray<string>
+  /** How often (seconds) git sources that follow a branch fetch it again. */
+  readonly gitPollSeconds: number
+  /**
+   * Where git sources keep their clones and checkouts (`$XDG_CACHE_HOME/skills-mcp/git`);
+   * undefined: `~/.cache/skills-mcp/git`.
+   */
+  readonly gitCache?: string | undefined
 }
 
 /** Where the HTTP server listens: a host name or IP address (IPv6 without brackets) and a port (0: any free one). */
@@ -150,6 +167,7 @@ export const defaults: SettingsShape = {
   includeDotFolders: false,
   noAuth: false,
   allowedHosts: [],
+  gitPollSeconds: 60,
 }
 
 /** The budget of the `instructions` or of the `tools/list` answer: its own, else the catalog's. */
@@ -280,6 +298,7 @@ const hostNames = {
 } as const satisfies Kind
 
 export const ENV_SKILLS_DIR = "SKILLS_DIR"
+export const ENV_SKILLS_GIT = "SKILLS_MCP_GIT"
 
 const serving: ReadonlyArray<Command> = ["serve"]
 /** Options that decide which skills are found: the one-shot commands see what the server sees. */
@@ -300,6 +319,21 @@ export const SETTING_OPTIONS = {
     env: ENV_SKILLS_DIR,
     help: "A skills folder (repeatable; positional folders work too), or a skill's SKILL.md for that one skill. First folder wins on duplicate ids.",
     commands: discovering,
+  },
+  "skills-git": {
+    type: "string",
+    multiple: true,
+    value: "URL[#REF:DIR]",
+    env: ENV_SKILLS_GIT,
+    help: "A git repository of skills (repeatable): a branch is followed (see --git-poll), a tag or commit pinned; DIR is where the skills sit in it (#REF, #:DIR and #REF:DIR work too). Ranks with --skills-dir in the order given. Needs git installed; credentials come from git (credential helper, SSH agent, GIT_ASKPASS), never from the URL.",
+    commands: discovering,
+  },
+  "git-poll": {
+    ...whole(1, (gitPollSeconds) => ({ gitPollSeconds })),
+    value: "SECONDS",
+    env: "SKILLS_MCP_GIT_POLL",
+    help: `How often git sources that follow a branch fetch it (default ${defaults.gitPollSeconds}).`,
+    commands: serving,
   },
   "include-dot-folders": {
     ...onOff((includeDotFolders) => ({ includeDotFolders })),
@@ -440,10 +474,17 @@ export const environmentVariables = Object.values<OptionSpec>(SETTING_OPTIONS).f
  * folders it named, and the working directory for relative paths (the process's by default).
  */
 export type SettingsInput = {
-  readonly [Name in Exclude<keyof typeof SETTING_OPTIONS, "skills-dir">]?: FlagValue | undefined
+  readonly [Name in Exclude<keyof typeof SETTING_OPTIONS, "skills-dir" | "skills-git">]?:
+    | FlagValue
+    | undefined
 } & {
   /** The folders (or SKILL.md files) named by --skills-dir and positional arguments. */
   readonly skillsDirs?: ReadonlyArray<string>
+  /**
+   * The repositories named by --skills-git, each with how many of `skillsDirs` were given
+   * before it (its place in priority order).
+   */
+  readonly skillsGit?: ReadonlyArray<{ readonly spec: string; readonly after: number }>
   readonly cwd?: string
 }
 
@@ -456,8 +497,9 @@ const optionalEnv = (name: string) =>
  */
 const readOptions = Effect.fn("Settings.readOptions")(function* (input: SettingsInput) {
   // --no-watch is --watch turned off (the command line refuses both at once).
+  const { skillsGit: _sources, ...options } = input
   const flags: Readonly<Record<string, FlagValue | undefined>> =
-    input["no-watch"] === true ? { ...input, watch: false } : input
+    options["no-watch"] === true ? { ...options, watch: false } : options
   let settings: Partial<SettingsShape> = {}
   const sources = new Map<string, string>()
   for (const [name, option] of Object.entries<OptionSpec>(SETTING_OPTIONS)) {
@@ -565,10 +607,44 @@ const conventionalRoots = (cwd: string, home: string): Array<string> => [
 const manifestCacheFolder = (home: string) =>
   Effect.gen(function* () {
     if (Option.getOrUndefined(yield* optionalEnv("SKILLS_MCP_MANIFEST_CACHE")) === "0") return undefined
-    const xdg = Option.getOrUndefined(yield* optionalEnv("XDG_CACHE_HOME"))
-    const cacheHome = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(home, ".cache")
-    return path.join(cacheHome, "skills-mcp", "manifests")
+    return path.join(yield* cacheHome(home), "skills-mcp", "manifests")
   })
+
+/** The user's cache folder: an absolute XDG_CACHE_HOME, else `~/.cache`. */
+const cacheHome = (home: string) =>
+  Effect.map(optionalEnv("XDG_CACHE_HOME"), (xdg) =>
+    Option.isSome(xdg) && path.isAbsolute(xdg.value) ? xdg.value : path.join(home, ".cache"),
+  )
+
+/** The folder of a git source in the cache: one per repository URL (its clone is shared). */
+export const gitSourceFolder = (gitCache: string, url: string): string =>
+  path.join(gitCache, createHash("sha256").update(url).digest("hex").slice(0, 24))
+
+/**
+ * The git sources: --skills-git's values in their places among the folders, else
+ * SKILLS_MCP_GIT's (split on `,` and white space: URLs hold `:`), after the folders.
+ */
+const gitSources = Effect.fn("Settings.gitSources")(function* (input: SettingsInput, dirCount: number) {
+  const fromEnv = Option.getOrUndefined(yield* optionalEnv(ENV_SKILLS_GIT))
+  const given =
+    input.skillsGit !== undefined && input.skillsGit.length > 0
+      ? input.skillsGit.map((entry) => ({ ...entry, source: "option --skills-git" }))
+      : (fromEnv ?? "")
+          .split(/[,\s]+/)
+          .filter((part) => part !== "")
+          .map((spec) => ({ spec, after: dirCount, source: `environment variable ${ENV_SKILLS_GIT}` }))
+  const sources: Array<{ readonly spec: GitSpec; readonly after: number }> = []
+  for (const { spec, after, source } of given) {
+    const parsed = parseGitSpec(spec)
+    if (Either.isLeft(parsed)) {
+      // Never repeat a value that may hold a password.
+      const shown = Either.isLeft(parsed) && parsed.left.includes("password") ? "" : ` '${spec}'`
+      return yield* new UsageError({ reason: `Invalid git source${shown} in ${source}: ${parsed.left}.` })
+    }
+    sources.push({ spec: parsed.right, after })
+  }
+  return sources
+})
 
 /**
  * Roots: `--skills-dir` and positional folders when given, else SKILLS_DIR, else the
@@ -587,19 +663,32 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
 
   const roots: Array<Root> = []
   const seen = new Set<string>()
-  if (given !== undefined) {
-    for (const dir of given.dirs) {
+  const gitCache = path.join(yield* cacheHome(home), "skills-mcp", "git")
+  const gits = yield* gitSources(input, given?.dirs.length ?? 0)
+  /** Adds the git sources given before the `count`-th folder. */
+  const addGits = (count: number) => {
+    for (const { spec } of gits.filter((entry) => entry.after === count)) {
+      if (seen.has(spec.display)) continue
+      seen.add(spec.display)
+      roots.push({ path: gitSourceFolder(gitCache, spec.url), explicit: true, git: spec })
+    }
+  }
+  if (given !== undefined || gits.length > 0) {
+    const dirs = given?.dirs ?? []
+    for (const [index, dir] of dirs.entries()) {
+      addGits(index)
       // An empty value (an unset shell variable, say) would otherwise mean the working folder.
       if (dir.trim() === "") {
         return yield* new UsageError({
-          reason: `An empty skills folder was given (from ${given.source}); pass the folder's path.`,
+          reason: `An empty skills folder was given (from ${given?.source}); pass the folder's path.`,
         })
       }
-      const absolute = yield* explicitRoot(dir, expandPath(dir, cwd, home), given.source)
+      const absolute = yield* explicitRoot(dir, expandPath(dir, cwd, home), given?.source ?? "")
       if (seen.has(absolute)) continue
       seen.add(absolute)
       roots.push({ path: absolute, explicit: true })
     }
+    addGits(dirs.length)
   } else {
     for (const absolute of conventionalRoots(cwd, home)) {
       if (seen.has(absolute) || !(yield* isDirectory(absolute))) continue
@@ -613,6 +702,7 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
     ...defaults,
     roots,
     manifestCache: yield* manifestCacheFolder(home),
+    gitCache,
     ...options.settings,
     ...(options.settings.auth === undefined ? {} : { auth: expandPath(options.settings.auth, cwd, home) }),
   }
@@ -631,7 +721,7 @@ export const resolveSettings = Effect.fn("Settings.resolve")(function* (input: S
       `No skills folder found. Looked in: ${conventionalRoots(cwd, home).join(", ")}. Pass --skills-dir DIR or set ${ENV_SKILLS_DIR}.`,
     )
   } else {
-    yield* Effect.logInfo(`Skills roots: ${roots.map((root) => root.path).join(", ")}`)
+    yield* Effect.logInfo(`Skills roots: ${roots.map((root) => root.git?.display ?? root.path).join(", ")}`)
   }
   // Unset, the budgets of the instructions and of tools/list are the catalog's.
   return {

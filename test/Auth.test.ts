@@ -61,6 +61,13 @@ jwt:
     expect(problem(`groups:\n  g: { allow: [x], denny: [] }\n`)).toContain("groups.g.denny: is unexpected")
   })
 
+  it("takes the git webhook's secret, and names a misspelt key in it", () => {
+    const file = decodeAuthFile(`git_webhook: { secret: "s3cret" }\n`)
+    expect(Either.getOrThrow(file).git_webhook).toEqual({ secret: "s3cret" })
+    expect(problem(`git_webhook: { secrets: "s3cret" }\n`)).toContain("git_webhook.secrets: is unexpected")
+    expect(problem(`git_webhook: { secret: "" }\n`)).toContain("git_webhook.secret")
+  })
+
   it("names the entry of a bad sha256, and never repeats the value", () => {
     const reason = problem(`tokens:\n  - name: bob\n    sha256: "the-token-itself"\n`)
     expect(reason).toContain("token 'bob': sha256 must be the SHA-256 of the token as 64 hexadecimal digits")

@@ -23,7 +23,7 @@ import { Fs, mapLimit } from "../platform/Fs.js"
 import { fingerprintOf, sameFingerprint } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import type { Candidate, DiscoveryResult } from "../skills/Discovery.js"
-import { Discovery, SKILL_FILE } from "../skills/Discovery.js"
+import { Discovery, SKILL_FILE, SourceFolders } from "../skills/Discovery.js"
 import { Frontmatter, splitFrontmatter } from "../skills/Frontmatter.js"
 import { Validation } from "../skills/Validation.js"
 import type { Built, Parsed } from "./Build.js"
@@ -124,6 +124,9 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         fingerprint: candidate.fingerprint,
         frontmatter: { raw: parsed.raw, fields: parsed.fields, endLine: parsed.endLine },
         diagnostics: validation.checkSkill({ folder: candidate.id, frontmatter: parsed }),
+        ...(candidate.root.git !== undefined && candidate.root.commit !== undefined
+          ? { git: { source: candidate.root.git.display, commit: candidate.root.commit } }
+          : {}),
       }
       return { _tag: "Skill", skill }
     }
@@ -365,6 +368,13 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     // Over stdio nothing is served before it, and synchronous reads are fastest; over HTTP the
     // event loop stays free during it, to answer health and readiness checks.
     yield* rescan(settings.http === undefined)
+    // A git source swapped its checkout, or its problems changed: discover again at once.
+    const sources = yield* Effect.serviceOption(SourceFolders)
+    if (sources._tag === "Some")
+      yield* sources.value.changes.pipe(
+        Stream.runForEach(() => refresh),
+        Effect.forkScoped,
+      )
     return {
       ...readsOver(undefined, false),
       /** The reads for an authenticated caller: of the skills it may see (src/catalog/Views.ts). */

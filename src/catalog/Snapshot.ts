@@ -30,6 +30,14 @@ export interface Skill {
   readonly fingerprint: Fingerprint
   readonly frontmatter: ParsedFrontmatter
   readonly diagnostics: ReadonlyArray<Diagnostic>
+  /** From a git source: the source (`URL#REF:SUBDIR`, as shown) and the commit served. */
+  readonly git?: SkillCommit
+}
+
+/** The git source and commit a skill was served from. */
+export interface SkillCommit {
+  readonly source: string
+  readonly commit: string
 }
 
 /** A SKILL.md the server cannot serve, with the reason. */

@@ -88,10 +88,14 @@ const fileOf = (folder: string, rootReal: string) =>
  * and rare: a root's file is read once, when its first skill is looked at, and written at most
  * every few seconds while manifests change (see Inventories.ts).
  */
-export const makeManifestStore = (folder: string | undefined) => {
+export const makeManifestStore = (
+  folder: string | undefined,
+  /** Roots never recorded: git sources' checkouts (one per process and commit, never read again). */
+  passing: (rootReal: string) => boolean = () => false,
+) => {
   /** What was recorded for a root's skills (none when nothing trusted was found). */
   const load = (rootReal: string): ReadonlyArray<StoredSkill> => {
-    if (folder === undefined || !trustedFolder(folder)) return []
+    if (folder === undefined || passing(rootReal) || !trustedFolder(folder)) return []
     let fd: number | undefined
     try {
       fd = fs.openSync(
@@ -112,7 +116,7 @@ export const makeManifestStore = (folder: string | undefined) => {
 
   /** Records a root's skills, replacing what was recorded; false when it could not. */
   const save = (rootReal: string, skills: ReadonlyArray<StoredSkill>): boolean => {
-    if (folder === undefined) return false
+    if (folder === undefined || passing(rootReal)) return false
     const temporary = `${fileOf(folder, rootReal)}.${process.pid}.${Date.now().toString(36)}.tmp`
     try {
       fs.mkdirSync(folder, { recursive: true, mode: 0o700 })

@@ -8,6 +8,7 @@
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { Fs } from "../platform/Fs.js"
+import { isInside } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import { Frontmatter } from "../skills/Frontmatter.js"
@@ -22,12 +23,18 @@ import { fileReader, textOf } from "./Reading.js"
 export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFiles", {
   scoped: Effect.gen(function* () {
     const fs = yield* Fs
-    const { maxFileBytes, manifestCache } = yield* Settings
+    const { maxFileBytes, manifestCache, gitCache } = yield* Settings
     const frontmatter = yield* Frontmatter
     const readFile = fileReader(fs, maxFileBytes)
     const readFileNow = fileReader(fs, maxFileBytes, true)
     const page = makeFolderPages(fs)
-    const manifests = makeManifests(fs, maxFileBytes, frontmatter, makeManifestStore(manifestCache))
+    // Git sources' checkouts live one process and one commit: their records would never be read.
+    const gitCacheReal = gitCache === undefined ? undefined : (fs.sync.realpath(gitCache) ?? gitCache)
+    const store = makeManifestStore(
+      manifestCache,
+      (rootReal) => gitCacheReal !== undefined && isInside(gitCacheReal, rootReal),
+    )
+    const manifests = makeManifests(fs, maxFileBytes, frontmatter, store)
     // What the cache folder does not have yet is written as the server stops.
     yield* Effect.addFinalizer(() => Effect.sync(manifests.saveNow))
     // Each public method is one span (Effect.fn); they share plain forms, not each other's

@@ -140,6 +140,8 @@ export const AuthFile = Schema.Struct({
   tokens: optional(Schema.Array(TokenEntry)),
   groups: optional(Schema.Record({ key: Schema.String, value: GroupEntry })),
   jwt: optional(JwtEntry),
+  /** The shared secret of the git host's push webhook (`POST /hooks/git`, src/mcp/GitHook.ts). */
+  git_webhook: optional(Schema.Struct({ secret: Schema.NonEmptyString })),
 }).pipe(Schema.filter((file) => fileProblems(file)))
 export type AuthFile = typeof AuthFile.Type
 
@@ -364,6 +366,8 @@ export interface Auth {
   readonly watch: Effect.Effect<never>
   /** What the file in force holds, for the start-up log. */
   readonly summary: () => string
+  /** The git webhook's shared secret in the file in force, if it sets one. */
+  readonly webhookSecret: () => string | undefined
 }
 
 /** The base URL of the server for a request to `host`: the origin of `resource:` when set. */
@@ -421,5 +425,6 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
         `Bearer ${outcome._tag === "Invalid" ? 'error="invalid_token", ' : ""}resource_metadata="${baseOf(loaded.file, host)}/.well-known/oauth-protected-resource"`,
       watch: reload.pipe(Effect.repeat(Schedule.spaced("1 second")), Effect.zipRight(Effect.never)),
       summary,
+      webhookSecret: () => loaded.file.git_webhook?.secret,
     } satisfies Auth
   })

@@ -27,6 +27,7 @@ import type { Listen, SettingsShape } from "../Settings.js"
 import { Settings } from "../Settings.js"
 import type { Auth } from "./Auth.js"
 import { makeAuth } from "./Auth.js"
+import { makeGitHook, NOT_SERVED } from "./GitHook.js"
 import { budgetWarnings } from "./Guide.js"
 import type { HostRules } from "./HttpGuard.js"
 import { hostProblem, originProblem } from "./HttpGuard.js"
@@ -80,8 +81,8 @@ const RESOURCE_METADATA_PATHS: ReadonlyArray<string> = [
 interface Front {
   /** The address listened on (the port the system chose, for port 0). */
   readonly url: string
-  /** From now on /mcp is served by `handler`, and /readyz answers 200. */
-  readonly ready: (handler: McpHandler) => Effect.Effect<void>
+  /** From now on /mcp is served by `handler` (and /hooks/git by `gitHook`), and /readyz answers 200. */
+  readonly ready: (handler: McpHandler, gitHook?: FrontState["gitHook"]) => Effect.Effect<void>
   /** Stops accepting, then waits until every request in flight is answered. */
   readonly drain: Effect.Effect<void>
 }
@@ -93,6 +94,8 @@ interface FrontState {
   closing: boolean
   /** Requests to /mcp accepted and not yet answered (their response closed). */
   inFlight: number
+  /** Serves POST /hooks/git (src/mcp/GitHook.ts), once the services are built, when configured. */
+  gitHook?: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined
 }
 
 /** How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST. */
@@ -117,6 +120,10 @@ const route = (
     if (auth !== undefined && isGet && RESOURCE_METADATA_PATHS.includes(pathname ?? "")) {
       res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
       return void res.end(JSON.stringify(auth.metadata(req.headers.host ?? "")))
+    }
+    if (pathname === "/hooks/git") {
+      if (state.closing || state.gitHook === undefined) return refuse(res, 404, NOT_SERVED)
+      return state.gitHook(req, res)
     }
     if (pathname !== "/mcp") return refuse(res, 404, "Not found: MCP is served at /mcp.")
     if (req.method !== "POST") {
@@ -260,9 +267,10 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address
     const front: Front = {
       url: `http://${host}:${address.port}/mcp`,
-      ready: (handler) =>
+      ready: (handler, gitHook) =>
         Effect.sync(() => {
           state.handler = handler
+          state.gitHook = gitHook
         }),
       drain: Effect.async<void>((resume) => {
         state.closing = true
@@ -344,7 +352,8 @@ export const serveHttp = (settings: SettingsShape, listen: Listen) =>
           if (settings.watch) {
             yield* watchCatalog({ extraFolders: () => [], afterChanges: Effect.void }).pipe(Effect.forkScoped)
           }
-          yield* front.ready(handler)
+          const gitHook = auth === undefined ? undefined : yield* makeGitHook(auth.webhookSecret)
+          yield* front.ready(handler, gitHook)
           yield* Effect.logInfo("Ready: the skills folders are read")
           return yield* Effect.never
         }),

@@ -30,6 +30,8 @@ export interface ToolOutput {
   readonly text: string
   /** The skill the call resolved to (its id), for the audit log. */
   readonly skill?: string
+  /** The commit that skill is served from, when it comes from a git source (audit log). */
+  readonly commit?: string
 }
 
 const textContent = (text: string) => [{ type: "text" as const, text }]

@@ -74,7 +74,8 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
       () => Effect.promise(() => server.close()),
     )
 
-    // Catalog changes: one notification of each kind per change.
+    // Catalog changes: one notification of each kind per change, and subscribers told of what
+    // changed (a git source's new commit changes files no watcher saw).
     yield* catalog.changes.pipe(
       Stream.runForEach(() =>
         made.isInitialized()
@@ -82,7 +83,7 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
               if (settings.tools !== "never") await server.sendToolListChanged().catch(() => undefined)
               await server.sendPromptListChanged().catch(() => undefined)
               await server.sendResourceListChanged().catch(() => undefined)
-            })
+            }).pipe(Effect.zipRight(made.subscriptions.check))
           : Effect.void,
       ),
       Effect.forkScoped,

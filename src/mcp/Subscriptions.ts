@@ -72,6 +72,9 @@ export const makeSubscriptions = (notify: (uri: string) => Effect.Effect<void>) 
         subscribed.set(uri, yield* look(yield* catalog.snapshot, uri))
       })
 
+    /** One check at a time: two at once could both see a change and tell it twice. */
+    const checking = yield* Effect.makeSemaphore(1)
+
     /** Sends `notifications/resources/updated` for each subscribed URI whose content changed. */
     const check = Effect.suspend(() =>
       Effect.forEach(
@@ -85,7 +88,7 @@ export const makeSubscriptions = (notify: (uri: string) => Effect.Effect<void>) 
           }),
         { discard: true },
       ),
-    )
+    ).pipe(checking.withPermits(1))
 
     return {
       subscribe,

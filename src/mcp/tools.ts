@@ -247,6 +247,10 @@ export const toolDefinitions = (snapshot: Snapshot, budget: number): Array<Tool>
 // Handlers
 
 /** A skill as one line of list_skills' text: its description's whitespace runs collapsed. */
+/** For the audit log: the commit a skill from a git source is served from. */
+const commitOf = (skill: Skill): { readonly commit?: string } =>
+  skill.git === undefined ? {} : { commit: skill.git.commit }
+
 const summaryLine = (skill: Skill) =>
   `- ${skill.id}${skill.name === skill.id ? "" : ` (${skill.name})`}: ${skill.description.replace(/\s+/g, " ")}`
 
@@ -302,7 +306,7 @@ const getSkill = (input: unknown) =>
       content: loaded.body,
     }
     const text = `Base directory: ${skill.dir}\nSkill: ${skill.id}${loaded.name === skill.id ? "" : ` (${loaded.name})`}\nRelative paths in these instructions resolve against the base directory.\n\n${loaded.body}`
-    const output: ToolOutput = { structured, text, skill: skill.id }
+    const output: ToolOutput = { structured, text, skill: skill.id, ...commitOf(skill) }
     return output
   })
 
@@ -330,7 +334,12 @@ const readSkillFile = (input: unknown) =>
         entries: result.listing.entries,
         truncated: result.listing.truncated,
       }).pipe(Effect.orDie)
-      const output: ToolOutput = { structured, text: listingText(skill.id, result.listing), skill: skill.id }
+      const output: ToolOutput = {
+        structured,
+        text: listingText(skill.id, result.listing),
+        skill: skill.id,
+        ...commitOf(skill),
+      }
       return output
     }
     const { file } = result
@@ -360,6 +369,7 @@ const readSkillFile = (input: unknown) =>
       structured,
       text: pageText(skill.id, file.path, page, nextOffset, args.limit),
       skill: skill.id,
+      ...commitOf(skill),
     }
     return output
   })
@@ -427,7 +437,13 @@ export const callTool = (
         )
     // The skill recorded is the id the call resolved to (it may have named it by name or in
     // another case).
-    return yield* auditedRun(audit, { tool: name.slice(0, 100), ...auditFields(input) }, effect, (output) =>
-      output.skill === undefined ? {} : { skill: output.skill },
+    return yield* auditedRun(
+      audit,
+      { tool: name.slice(0, 100), ...auditFields(input) },
+      effect,
+      (output) => ({
+        ...(output.skill === undefined ? {} : { skill: output.skill }),
+        ...(output.commit === undefined ? {} : { commit: output.commit }),
+      }),
     )
   })

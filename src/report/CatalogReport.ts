@@ -4,12 +4,14 @@
  * only (no disk access), so both show exactly what the server sees.
  */
 import * as path from "node:path"
-import type { Skill, Snapshot } from "../catalog/Snapshot.js"
+import type { Skill, SkillCommit, Snapshot } from "../catalog/Snapshot.js"
 import type { WithheldFile } from "../files/Manifests.js"
 import { forTerminal } from "../Terminal.js"
 
-/** A path relative to `cwd` when it is below it, else absolute. */
+/** A path relative to `cwd` when it is below it, else absolute; anything else as it is. */
 export const displayPath = (target: string, cwd: string): string => {
+  // Not a path: a git source (`URL#REF:SUBDIR`), shown as it is.
+  if (!path.isAbsolute(target)) return target
   const relative = path.relative(cwd, target)
   return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : target
 }
@@ -23,6 +25,8 @@ export interface ServedEntry {
   readonly published: boolean
   readonly root: string
   readonly file: string
+  /** From a git source: the source (`URL#REF:SUBDIR`) and the commit the skill is served from. */
+  readonly git?: SkillCommit
 }
 
 export interface CatalogReport {
@@ -45,13 +49,14 @@ export interface CatalogReport {
   /** Served skills left out of the MCP Skills extension's skills/list (still served by the tools). */
   readonly unpublished: ReadonlyArray<{ readonly id: string; readonly file: string; readonly reason: string }>
   /**
-   * Folders discovery could not follow, and roots that hold no skill (kind "empty-root", with
-   * the dot-folders below them that hold skills).
+   * Folders discovery could not follow, roots that hold no skill (kind "empty-root", with
+   * the dot-folders below them that hold skills), and git sources' problems (kind "source",
+   * path `URL#REF:SUBDIR`: a failed fetch or a refused commit, the commit still served).
    */
   readonly notices: ReadonlyArray<{
     readonly path: string
     readonly reason: string
-    readonly kind?: "empty-root"
+    readonly kind?: "empty-root" | "source"
     readonly dotFolders?: ReadonlyArray<string>
   }>
 }
@@ -111,6 +116,7 @@ export const catalogReport = (
         published: listed.has(skill) && !unpublished.has(skill.file),
         root: skill.root,
         file: skill.file,
+        ...(skill.git === undefined ? {} : { git: skill.git }),
       }
     }),
     ...problems,
@@ -157,6 +163,10 @@ export const diagnosticsDocument = (
     warned,
     /** Files of served skills that no manifest lists (found once a skill is listed or fetched). */
     withheld: withheldFiles,
+    /** Skills served from git sources: the source and the commit each is served from. */
+    commits: snapshot.skills.flatMap((skill) =>
+      skill.git === undefined ? [] : [{ id: skill.id, source: skill.git.source, commit: skill.git.commit }],
+    ),
     notices: report.notices,
     hint: DIAGNOSTICS_HINT,
   }
@@ -206,7 +216,14 @@ export const formatCatalogReport = (report: CatalogReport, cwd: string): string 
     lines.push(
       ...table([
         ["ID", "NAME", "URI", "ROOT"],
-        ...report.served.map((skill) => [skill.id, skill.name, skill.uri ?? "-", shown(skill.root)]),
+        ...report.served.map((skill) => [
+          skill.id,
+          skill.name,
+          skill.uri ?? "-",
+          skill.git === undefined
+            ? shown(skill.root)
+            : `${skill.git.source} @ ${skill.git.commit.slice(0, 12)}`,
+        ]),
       ]),
     )
   }
@@ -229,12 +246,16 @@ export const formatCatalogReport = (report: CatalogReport, cwd: string): string 
       shown(left.file),
       `${left.reason} (still served by the tools)`,
     ]),
-    ...report.notices.map((notice) => [
-      notice.kind === "empty-root" ? "no skills" : "not followed",
-      notice.kind === "empty-root" ? "-" : path.basename(notice.path),
-      shown(notice.path),
-      notice.reason,
-    ]),
+    ...report.notices.map((notice) =>
+      notice.kind === "source"
+        ? ["git source", "-", notice.path, notice.reason]
+        : [
+            notice.kind === "empty-root" ? "no skills" : "not followed",
+            notice.kind === "empty-root" ? "-" : path.basename(notice.path),
+            shown(notice.path),
+            notice.reason,
+          ],
+    ),
   ])
   if (problems.length > 0) lines.push("", ...problems)
   lines.push(

@@ -352,7 +352,7 @@ export class Lint extends Effect.Service<Lint>()("skills-mcp/Lint", {
         ),
       ]
       return summarise(
-        settings.roots.map((root) => root.path),
+        settings.roots.map((root) => root.git?.display ?? root.path),
         [...skills, ...nested],
         notices,
         options.strict,

@@ -11,7 +11,10 @@
  * and links between sibling folders cost one read per real folder, not one per path.
  */
 import * as path from "node:path"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
 import type { IdFilter } from "../Access.js"
 import { idFilter } from "../Access.js"
 import type { FsPort } from "../platform/Fs.js"
@@ -45,8 +48,11 @@ export interface Candidate {
 export interface DiscoveryNotice {
   readonly path: string
   readonly reason: string
-  /** "empty-root": a root that holds no skill (the notice's path is the root); else a folder not followed. */
-  readonly kind?: "empty-root"
+  /**
+   * "empty-root": a root that holds no skill (the notice's path is the root); "source": a git
+   * source's problem (its path is the source, `URL#REF:SUBDIR`); else a folder not followed.
+   */
+  readonly kind?: "empty-root" | "source"
   /** With "empty-root": the dot-folders below the root that hold skills, relative to it. */
   readonly dotFolders?: ReadonlyArray<string>
 }
@@ -305,14 +311,19 @@ export const discoverRoot = async (
   return { candidates: onePathPerFolder(found), notices, folders, edges }
 }
 
-/** Every root through `port`, roots in priority order, each root's skills in path order. */
+/**
+ * Every root through `port`, roots in priority order, each root's skills in path order. A root
+ * given as undefined (a source with nothing to serve yet) keeps its place and finds nothing.
+ */
 const discoverAll = async (
   port: FsPort,
-  roots: ReadonlyArray<{ readonly root: Root; readonly pinned: string | null }>,
+  roots: ReadonlyArray<{ readonly root: Root; readonly pinned: string | null } | undefined>,
   options: ScanOptions,
 ): Promise<DiscoveryResult> => {
-  const perRoot = await mapLimit(roots, 4, ({ root, pinned }, index) =>
-    discoverRoot(port, root, pinned, index, options),
+  const perRoot = await mapLimit(roots, 4, (entry, index) =>
+    entry === undefined
+      ? Promise.resolve({ candidates: [], notices: [], folders: [], edges: [] })
+      : discoverRoot(port, entry.root, entry.pinned, index, options),
   )
   const { candidates, nested } = oneSkillPerFolder(perRoot.flatMap((result) => result.candidates))
   return {
@@ -372,10 +383,35 @@ const segmentsKey = (segments: ReadonlyArray<string>) => segments.join("/")
 
 const compareKeys = (left: string, right: string) => (left < right ? -1 : left > right ? 1 : 0)
 
+/** The folder a source root (a git repository) stands for now: a checkout of `commit`. */
+export interface SourceFolder {
+  readonly path: string
+  readonly commit: string
+}
+
+/**
+ * Roots that are not folders of their own (`--skills-git`, src/sources/Git.ts): the folder each
+ * stands for now, swapped as a whole when the source changes. Discovery reads that folder as any
+ * other root's, so containment, digests and notices need nothing of their own; without this
+ * service, such roots serve nothing.
+ */
+export class SourceFolders extends Context.Tag("skills-mcp/SourceFolders")<
+  SourceFolders,
+  {
+    /** The folder to read for a source root now; undefined: nothing to serve (yet). */
+    readonly current: (root: Root) => SourceFolder | undefined
+    /** The sources' problems (a failed fetch, a refused commit), shown with discovery's notices. */
+    readonly notices: () => ReadonlyArray<DiscoveryNotice>
+    /** Emits when a source's folder or problems changed: the catalog discovers again. */
+    readonly changes: Stream.Stream<void>
+  }
+>() {}
+
 export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery", {
   effect: Effect.gen(function* () {
     const settings = yield* Settings
     const fs = yield* Fs
+    const sources = Option.getOrUndefined(yield* Effect.serviceOption(SourceFolders))
     const options: ScanOptions = {
       maxDepth: settings.maxDepth,
       permits: idFilter(settings.allow, settings.deny),
@@ -386,12 +422,40 @@ export class Discovery extends Effect.Service<Discovery>()("skills-mcp/Discovery
      * later serves nothing (ROOT_MOVED). A root that cannot be resolved yet is pinned when it
      * first can be.
      */
-    const roots = settings.roots.map((root) => ({ root, pinned: fs.sync.realpath(root.path) }))
+    const roots = settings.roots.map((root) => ({
+      root,
+      pinned: root.git === undefined ? fs.sync.realpath(root.path) : null,
+    }))
+    /** A source root's folder as discovery reads it now (its real path pinned per folder). */
+    const sourceRoots = new Map<string, { readonly root: Root; readonly pinned: string | null }>()
+    const currentOf = (root: Root) => {
+      const folder = sources?.current(root)
+      if (folder === undefined) return undefined
+      const known = sourceRoots.get(folder.path)
+      if (known !== undefined && known.pinned !== null) return known
+      const entry = {
+        root: { ...root, path: folder.path, commit: folder.commit },
+        pinned: fs.sync.realpath(folder.path),
+      }
+      sourceRoots.set(folder.path, entry)
+      return entry
+    }
     /** Every SKILL.md under every root, through `port` (sync for the first scan). */
     const discover = (port: FsPort = fs.async): Effect.Effect<DiscoveryResult> =>
       Effect.suspend(() => {
-        for (const entry of roots) entry.pinned ??= fs.sync.realpath(entry.root.path)
-        return Effect.promise(() => discoverAll(port, roots, options))
+        const now = roots.map((entry) => {
+          if (entry.root.git !== undefined) return currentOf(entry.root)
+          entry.pinned ??= fs.sync.realpath(entry.root.path)
+          return entry
+        })
+        // Folders of commits no longer served are forgotten.
+        const current = new Set(now.flatMap((entry) => (entry === undefined ? [] : [entry.root.path])))
+        for (const folder of sourceRoots.keys()) if (!current.has(folder)) sourceRoots.delete(folder)
+        return Effect.promise(async () => {
+          const found = await discoverAll(port, now, options)
+          const extra = sources?.notices() ?? []
+          return extra.length === 0 ? found : { ...found, notices: [...extra, ...found.notices] }
+        })
       }).pipe(Effect.withSpan("Discovery.discover"))
     return { discover } as const
   }),
