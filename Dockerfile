@@ -15,11 +15,16 @@ COPY tsconfig.json ./
 COPY src ./src
 RUN npm run build:bin
 
-# Runtime: Node, the bundle, the example skills; nothing else. Runs as the image's `node` user
-# (uid 1000), and writes nothing outside /tmp, so it works with a read-only root file system.
+# Runtime: Node, git (for --skills-git: docs/GIT.md), the bundle, the example skills. Runs as the
+# image's `node` user (uid 1000), and writes nothing outside /tmp, so it works with a read-only
+# root file system.
 FROM node:22-slim
-# Node's compile cache and the skills' manifests are kept here when it is writable (mount a tmpfs
-# at /tmp with --read-only); when it is not, they are not kept, and nothing fails.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+# Node's compile cache, the skills' manifests and git sources' clones are kept here when it is
+# writable (mount a tmpfs at /tmp with --read-only); when it is not, the first two are not kept,
+# and nothing fails (a git source needs it).
 ENV XDG_CACHE_HOME=/tmp/skills-mcp-cache
 WORKDIR /app
 COPY --from=build /src/dist/bin.cjs /src/dist/skills-mcp.cjs ./dist/
