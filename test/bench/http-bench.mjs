@@ -8,7 +8,9 @@
  * concurrent clients, each client a loop of raw JSON-RPC `tools/call` POSTs (no `initialize`:
  * both servers are stateless) over a keep-alive `http.Agent` of one socket per client. Each cell
  * is a fixed number of requests after a warm-up; it gives requests/s (requests / wall time) and
- * the p50 / p99 of each request's time as the client sees it. The order of the two servers
+ * the p50 / p99 of each request's time as the client sees it, and the server's CPU time per
+ * request (user + system, from /proc: less sensitive than requests/s to the other work on the
+ * machine, since it does not count the time the server waits for a core). The order of the two servers
  * alternates between cells, so both see the machine in the same state.
  */
 import { spawn } from "node:child_process"
@@ -16,7 +18,7 @@ import * as http from "node:http"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { benchQueries } from "./corpus.mjs"
-import { percentiles, settle, sleep } from "./measure.mjs"
+import { cpuTicks, percentiles, settle, sleep } from "./measure.mjs"
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 export const HTTP_CONCURRENCY = [1, 16, 64]
@@ -124,10 +126,11 @@ const callBody = (id, name, args) =>
   JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } })
 
 /**
- * `count` requests by `concurrency` clients (each with a socket of its own, kept alive):
- * requests/s, latencies, and how many failed (a failed request counts in neither).
+ * `count` requests by `concurrency` clients (each with a socket of its own, kept alive) to the
+ * server `pid` listening at `url`: requests/s, latencies, the server's CPU ms per request, and
+ * how many failed (a failed request counts in neither).
  */
-const load = async (url, concurrency, count, bodyOf) => {
+const load = async ({ url, pid }, concurrency, count, bodyOf) => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
   const samples = []
   const failures = []
@@ -145,11 +148,14 @@ const load = async (url, concurrency, count, bodyOf) => {
     }
   }
   const started = performance.now()
+  const ticks = cpuTicks(pid)
   await Promise.all(Array.from({ length: concurrency }, client))
+  const cpuMs = (cpuTicks(pid) - ticks) * 10 // clock ticks of 10 ms (USER_HZ)
   const wallMs = performance.now() - started
   agent.destroy()
   return {
     rps: (samples.length / wallMs) * 1000,
+    cpuMsPerRequest: cpuMs / count,
     ...percentiles(samples),
     failed: failures.length,
     ...(failures.length ? { firstFailure: failures[0] } : {}),
@@ -196,9 +202,8 @@ export const measureHttp = async ({ node, bin, corpus, ids, randomId, requests, 
         const cell = {}
         const order = turn++ % 2 ? ["bare", "ours"] : ["ours", "bare"]
         for (const name of order) {
-          const { url } = servers[name]
-          await load(url, concurrency, Math.min(200, requests), bodies[tool]) // warm-up
-          cell[name] = await load(url, concurrency, requests, bodies[tool])
+          await load(servers[name], concurrency, Math.min(200, requests), bodies[tool]) // warm-up
+          cell[name] = await load(servers[name], concurrency, requests, bodies[tool])
         }
         cells[tool][concurrency] = cell
       }
@@ -243,6 +248,12 @@ export const httpTable = (results, markdown) => {
       lines.push([
         "  bare",
         ...results.map((r) => `${fixed(cellOf(r).bare.p50, 2)} / ${fixed(cellOf(r).bare.p99, 2)}`),
+      ])
+      lines.push([
+        "  server CPU ms per request: ours / bare",
+        ...results.map(
+          (r) => `${fixed(cellOf(r).ours.cpuMsPerRequest, 2)} / ${fixed(cellOf(r).bare.cpuMsPerRequest, 2)}`,
+        ),
       ])
     }
   lines.push(["/readyz 200 after it listens, ms", ...results.map((r) => fixed(r.readyMs, 0))])
