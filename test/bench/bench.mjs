@@ -23,8 +23,13 @@
  * milliseconds to every start. Each corpus is measured by a process of its own (this script
  * with --one-size), so that the client's heap holds nothing from the corpora measured before.
  *
+ * HTTP part (http-bench.mjs): `serve --http` against a bare SDK Streamable HTTP server, at 1, 16
+ * and 64 concurrent clients, on the same corpora. `--parts stdio`, `--parts http` or `--http-only`
+ * runs one part alone (default: both).
+ *
  * Usage: npm run bench [-- --sizes 10,1000,10000] [--with-50k] [--reps 5] [--iterations 200]
  *          [--baseline DIR] [--node PATH] [--json results.json] [--no-build]
+ *          [--parts stdio,http] [--http-only] [--http-requests 2000]
  */
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -36,6 +41,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { benchQueries, ensureCorpus, writeSkill } from "./corpus.mjs"
+import { httpTable, measureHttp } from "./http-bench.mjs"
+import { cpuTicks, median, percentiles, settle, sleep } from "./measure.mjs"
 
 const PROJECT = fileURLToPath(new URL("../..", import.meta.url))
 const HERE = path.join(PROJECT, "test", "bench")
@@ -52,6 +59,12 @@ const { values: options } = parseArgs({
     baseline: { type: "string" },
     /** The Node binary that runs the servers (not this script). */
     node: { type: "string", default: process.execPath },
+    /** Which parts to run: `stdio`, `http` or both. */
+    parts: { type: "string", default: "stdio,http" },
+    /** The same as `--parts http`. */
+    "http-only": { type: "boolean", default: false },
+    /** Requests in each cell (server, tool, number of clients) of the HTTP part. */
+    "http-requests": { type: "string", default: "2000" },
     /** Internal: measure this one corpus (generated already) and write its result to --json. */
     "one-size": { type: "string" },
   },
@@ -63,6 +76,12 @@ const SIZES = [
 const REPS = Number(options.reps)
 const ITERATIONS = Number(options.iterations)
 const NODE = path.resolve(options.node)
+const PARTS = options["http-only"] ? ["http"] : options.parts.split(",").map((part) => part.trim())
+for (const part of PARTS)
+  if (part !== "stdio" && part !== "http") throw new Error(`--parts: unknown part ${part}`)
+const STDIO = PARTS.includes("stdio")
+const HTTP = PARTS.includes("http")
+const HTTP_REQUESTS = Number(options["http-requests"])
 const WORK = path.join(os.tmpdir(), "skills-mcp-bench")
 /** Private copies of the built bins: a build in a working tree meanwhile cannot change them. */
 const BINS = {
@@ -70,54 +89,15 @@ const BINS = {
   ...(options.baseline === undefined ? {} : { baseline: path.join(WORK, "baseline", "bin.cjs") }),
 }
 const SERVERS = Object.keys(BINS)
-/**
- * A server is at rest once it has used no CPU for this long (its start-up work in the
- * background is over); waited for at least SETTLE_MIN_MS and at most SETTLE_MAX_MS.
- */
-const QUIET_MS = 500
-const SETTLE_MIN_MS = 1_000
-const SETTLE_MAX_MS = 30_000
 const log = (message) => process.stderr.write(`[bench] ${message}\n`)
 
 // ---------------------------------------------------------------------------------------
 // Small helpers
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-const percentile = (sorted, p) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-const percentiles = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99) }
-}
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 /** Peak resident memory of a live process (VmHWM), in MB. */
 const peakRss = (pid) => {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
   return Number(/^VmHWM:\s+(\d+)/m.exec(status)?.[1]) / 1024
-}
-/** CPU time (user + system, in clock ticks) a live process has used. */
-const cpuTicks = (pid) => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
-  return Number(fields[11]) + Number(fields[12])
-}
-/** Waits until the process has used no CPU for QUIET_MS. */
-const settle = async (pid) => {
-  const started = performance.now()
-  let last = cpuTicks(pid)
-  let quietSince = started
-  while (performance.now() - started < SETTLE_MAX_MS) {
-    await sleep(100)
-    const now = cpuTicks(pid)
-    if (now !== last) {
-      last = now
-      quietSince = performance.now()
-    } else if (performance.now() - quietSince >= QUIET_MS && performance.now() - started >= SETTLE_MIN_MS)
-      return
-  }
 }
 /**
  * Ms until a server's search index holds every SKILL.md body (read in the background after the
@@ -836,6 +816,7 @@ const measureInChild = (size) =>
     const file = path.join(WORK, `result-${size}-${process.pid}.json`)
     const args = ["--one-size", String(size), "--json", file, "--reps", String(REPS)]
     args.push("--iterations", String(ITERATIONS), "--node", NODE)
+    args.push("--parts", PARTS.join(","), "--http-requests", String(HTTP_REQUESTS))
     if (options.baseline !== undefined) args.push("--baseline", options.baseline)
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], {
       stdio: ["ignore", "ignore", "inherit"],
@@ -880,7 +861,7 @@ const main = async () => {
     })
   }
   copyBin(PROJECT, BINS.new)
-  ensureSdkV2()
+  if (STDIO) ensureSdkV2()
   if (options.baseline !== undefined) copyBin(path.resolve(options.baseline), BINS.baseline)
   for (const size of SIZES) {
     log(`corpus of ${count(size)} skills in ${corpusDir(size)}`)
@@ -889,17 +870,24 @@ const main = async () => {
   const serverNode = execFileSync(NODE, ["--version"], { encoding: "utf8" }).trim()
   log(`machine: ${os.cpus().length} cpus, load ${loadavg()}; servers on node ${serverNode} (${NODE})`)
   // The first starts warm the disk cache.
-  await startMs(bare())
+  if (STDIO) await startMs(bare())
   for (const size of SIZES) await floorScan(corpusDir(size))
   const nodeStarts = []
-  for (let rep = 0; rep < REPS; rep++) nodeStarts.push((await runNode(["-e", "0"])).ms)
-  const nodeStartMs = median(nodeStarts)
+  for (let rep = 0; STDIO && rep < REPS; rep++) nodeStarts.push((await runNode(["-e", "0"])).ms)
+  const nodeStartMs = STDIO ? median(nodeStarts) : Number.NaN
   const results = []
   for (const size of SIZES) {
     log(`measuring ${count(size)} skills`)
     results.push(await measureInChild(size))
   }
-  process.stdout.write(`Servers on Node.js ${serverNode}.\n\n${tables(results, nodeStartMs)}\n`)
+  const stdioTables = STDIO ? `\n${tables(results, nodeStartMs)}\n` : ""
+  const httpTables = HTTP
+    ? `${httpTable(
+        results.map((r) => r.http),
+        markdown,
+      ).join("\n")}\n`
+    : ""
+  process.stdout.write(`Servers on Node.js ${serverNode}.\n${stdioTables}${httpTables}`)
   log(`load at the end: ${loadavg()}`)
   if (options.json)
     fs.writeFileSync(
@@ -911,7 +899,24 @@ const main = async () => {
 /** In the child: one corpus (generated by the parent), with the parent's copies of the bins. */
 const measureOne = async (size) => {
   const corpus = corpusDir(size)
-  const result = await measureSize(size, corpus, ensureCorpus(corpus, size))
+  const ids = ensureCorpus(corpus, size)
+  const result = STDIO ? await measureSize(size, corpus, ids) : { size }
+  if (HTTP) {
+    log("  Streamable HTTP: serve --http and the bare SDK server")
+    const cache = emptyCache()
+    result.http = await measureHttp({
+      node: NODE,
+      bin: BINS.new,
+      corpus,
+      ids,
+      randomId: idPicker(ids),
+      requests: HTTP_REQUESTS,
+      env: minimalEnv(),
+      ourEnv: minimalEnv({ XDG_CACHE_HOME: cache }),
+      log,
+    })
+    fs.rmSync(cache, { recursive: true, force: true })
+  }
   fs.writeFileSync(options.json, JSON.stringify(result))
 }
 
