@@ -11,6 +11,9 @@ import { idFilter } from "../src/Access.js"
 import type { AuditRecord } from "../src/AuditLog.js"
 import { AuditLog } from "../src/AuditLog.js"
 import { Catalog } from "../src/catalog/Catalog.js"
+import type { Skill } from "../src/catalog/Snapshot.js"
+import { makeSnapshot } from "../src/catalog/Snapshot.js"
+import { viewFor } from "../src/catalog/Views.js"
 import { makeServer } from "../src/mcp/Server.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -36,7 +39,13 @@ const HIDDEN = {
   ),
   "secret-plan/notes.md": "do not tell\n",
   "secret-broken/SKILL.md": "---\nname: [unclosed\n---\n",
-  // Shadowed by secret-plan (the same id, a later root would shadow; here a nested group).
+}
+/** A second root: a skill of each kind shadowed by the first root's (same id). */
+const SECOND = {
+  "pdf/SKILL.md": skillMd("pdf", "An older PDF skill."),
+}
+const SECOND_HIDDEN = {
+  "secret-plan/SKILL.md": skillMd("secret-plan", "An older roadmap."),
 }
 const alice: Caller = {
   name: "alice",
@@ -68,6 +77,19 @@ const surfaces = async (client: Client) => {
     list: await call("list_skills", {}),
     search: await call("list_skills", { query: "roadmap pdf" }),
     searchHidden: await call("list_skills", { query: "secret plan" }),
+    ...(await (async () => {
+      // A ranked search's pages: the cursor must not tell how many skills the server holds.
+      const first = await client.callTool({
+        name: "list_skills",
+        arguments: { query: "forms roadmap", limit: 1 },
+      })
+      const cursor = JSON.stringify(first.structuredContent).match(/"nextCursor":"([^"]+)"/)?.[1]
+      const second =
+        cursor === undefined
+          ? "no cursor"
+          : await call("list_skills", { query: "forms roadmap", limit: 1, cursor })
+      return { searchFirstPage: first, searchSecondPage: second }
+    })()),
     getHidden: await call("get_skill", { id: "secret-plan" }),
     getByName: await call("get_skill", { id: "Secret-Plan" }),
     getShown: await call("get_skill", { id: "pdf" }),
@@ -106,7 +128,7 @@ const surfaces = async (client: Client) => {
 }
 
 /** The answers of a stateless server (as over HTTP) for `caller`, and what it audited. */
-const answers = (root: string, caller: Caller | undefined) =>
+const answers = (roots: ReadonlyArray<string>, caller: Caller | undefined) =>
   Effect.gen(function* () {
     const records: Array<AuditRecord> = []
     const audit = Layer.succeed(AuditLog, {
@@ -134,36 +156,47 @@ const answers = (root: string, caller: Caller | undefined) =>
     }).pipe(
       Effect.provide(
         Layer.merge(
-          servicesFor([root], { watch: false, http: { host: "127.0.0.1", port: 0 }, refreshIntervalMs: 0 }),
+          servicesFor(roots, { watch: false, http: { host: "127.0.0.1", port: 0 }, refreshIntervalMs: 0 }),
           audit,
         ),
       ),
     )
   })
 
-/** The answers as JSON, with every cache scope taken out (and returned apart). */
+/**
+ * The answers as JSON, with every cache scope taken out (and returned apart), and every search
+ * cursor (a server's own: it names its ranking with a secret of the process) as `<cursor>`.
+ */
 const withoutScopes = (value: unknown) => {
   const scopes: Array<string> = []
-  const json = JSON.stringify(value, (key, field: unknown) => {
+  const cursors: Array<string> = []
+  let json = JSON.stringify(value, (key, field: unknown) => {
     if (key === "cacheScope" && typeof field === "string") {
       scopes.push(field)
       return undefined
     }
+    if (key === "nextCursor" && typeof field === "string") cursors.push(field)
     return field
   })
-  return { json, scopes }
+  for (const cursor of cursors) json = json.replaceAll(cursor, "<cursor>")
+  return { json, scopes, cursors }
 }
 
 describe("a caller's catalog (over HTTP with --auth)", () => {
   it.scoped("answers on every surface exactly as a server without the skills it may not see", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({ ...VISIBLE, ...HIDDEN })
-      const restricted = yield* answers(root, alice)
+      const second = yield* tempTree({ ...SECOND, ...SECOND_HIDDEN })
+      const restricted = yield* answers([root, second], alice)
       yield* Effect.promise(async () => {
-        for (const file of Object.keys(HIDDEN))
-          await fs.rm(path.join(root, path.dirname(file)), { recursive: true, force: true })
+        for (const [folder, tree] of [
+          [root, HIDDEN],
+          [second, SECOND_HIDDEN],
+        ] as const)
+          for (const file of Object.keys(tree))
+            await fs.rm(path.join(folder, path.dirname(file)), { recursive: true, force: true })
       })
-      const without = yield* answers(root, undefined)
+      const without = yield* answers([root, second], undefined)
 
       const mine = withoutScopes(restricted.answered)
       const theirs = withoutScopes(without.answered)
@@ -172,6 +205,13 @@ describe("a caller's catalog (over HTTP with --auth)", () => {
       expect(mine.json).not.toContain("quarterly")
       expect(mine.json).not.toContain("secret-broken")
       expect(mine.json).toContain("docx-broken")
+      // Shadowed: the caller's skill's twin is listed, the hidden one's is not.
+      expect(mine.json).toContain(`${second}/pdf/SKILL.md`)
+      expect(mine.json).not.toContain(`${second}/secret-plan`)
+      // A search cursor names its ranking by a keyed hash: no count of the skills indexed.
+      expect(mine.cursors.length).toBeGreaterThan(0)
+      for (const cursor of mine.cursors)
+        expect(Buffer.from(cursor, "base64url").toString("utf8")).toMatch(/^r:[\w-]{16}:\d+:[0-9a-z]+$/)
       // The listing depends on the caller: no shared cache may keep it.
       expect(mine.scopes.length).toBeGreaterThan(0)
       expect(new Set(mine.scopes)).toEqual(new Set(["private"]))
@@ -182,7 +222,7 @@ describe("a caller's catalog (over HTTP with --auth)", () => {
   it.scoped("names the caller in the audit record of every request", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({ ...VISIBLE, ...HIDDEN })
-      const { records } = yield* answers(root, alice)
+      const { records } = yield* answers([root], alice)
       const methods = new Set(records.map((record) => record.tool))
       for (const method of [
         "tools/list",
@@ -204,10 +244,39 @@ describe("a caller's catalog (over HTTP with --auth)", () => {
     Effect.gen(function* () {
       const root = yield* tempTree({ ...VISIBLE, ...HIDDEN })
       const everything: Caller = { name: "bob", sees: undefined, policy: undefined }
-      const { answered } = yield* answers(root, everything)
+      const { answered } = yield* answers([root], everything)
       const { json, scopes } = withoutScopes(answered)
       expect(json).toContain("secret-plan")
       expect(new Set(scopes)).toEqual(new Set(["private"]))
     }),
   )
+})
+
+describe("a caller's view", () => {
+  const skillOf = (id: string, description: string): Skill => ({
+    id,
+    name: id,
+    description,
+    dir: `/skills/${id}`,
+    file: `/skills/${id}/SKILL.md`,
+    root: "/skills",
+    rootReal: "/skills",
+    rootIndex: 0,
+    segments: [id],
+    fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1 },
+    frontmatter: { raw: { name: id, description }, fields: { name: id, description }, endLine: 3 },
+    diagnostics: [],
+  })
+
+  it("counts its own versions: a change to a skill the caller may not see is no change of its view", () => {
+    const view = viewFor(alice)
+    if (view === undefined) return expect.fail("alice sees only some skills")
+    const pdf = skillOf("pdf", "PDF.")
+    const first = view.of(makeSnapshot({ skills: [pdf, skillOf("secret-plan", "One.")], version: 7 }))
+    expect(first.skills.map((skill) => skill.id)).toEqual(["pdf"])
+    const hiddenEdit = view.of(makeSnapshot({ skills: [pdf, skillOf("secret-plan", "Two.")], version: 8 }))
+    expect(hiddenEdit.version).toBe(first.version)
+    const shownEdit = view.of(makeSnapshot({ skills: [skillOf("pdf", "PDF, edited.")], version: 9 }))
+    expect(shownEdit.version).toBe(first.version + 1)
+  })
 })

@@ -54,30 +54,31 @@ const queryHash = (key: string): string => {
   return (hash >>> 0).toString(36)
 }
 
-/** Where a page of ranked results starts: the ranking (index generation and query) and the offset. */
+/**
+ * Where a page of ranked results starts: the ranking (a name the index gave its generation, and
+ * the query) and the offset.
+ */
 interface RankedCursor {
-  readonly generation: number
+  readonly ranking: string
   readonly offset: number
   readonly query: string
 }
 
 export const encodeRankedCursor = (cursor: RankedCursor): string =>
-  Buffer.from(`r:${cursor.generation}:${cursor.offset}:${queryHash(cursor.query)}`).toString("base64url")
+  Buffer.from(`r:${cursor.ranking}:${cursor.offset}:${queryHash(cursor.query)}`).toString("base64url")
 
 export const decodeRankedCursor = (
   cursor: string,
   query: string,
-): Either.Either<{ readonly generation: number; readonly offset: number }, InvalidArgument> => {
+): Either.Either<{ readonly ranking: string; readonly offset: number }, InvalidArgument> => {
   const invalid = (reason: string) => Either.left(new InvalidArgument({ argument: "cursor", reason }))
   const text = Buffer.from(cursor, "base64url").toString("utf8")
-  const parts = /^r:(\d{1,15}):(\d{1,15}):([0-9a-z]+)$/.exec(text)
+  const parts = /^r:([\w-]{1,32}):(\d{1,15}):([0-9a-z]+)$/.exec(text)
   if (parts === null) return invalid("not a cursor of a list_skills search; repeat the call without it")
   if (parts[3] !== queryHash(query)) {
     return invalid("this cursor belongs to another query; repeat the call with its query, or without cursor")
   }
-  const generation = Number(parts[1])
-  const offset = Number(parts[2])
-  return Either.right({ generation, offset })
+  return Either.right({ ranking: parts[1] ?? "", offset: Number(parts[2]) })
 }
 
 /** One page of `items` from `cursor`. */

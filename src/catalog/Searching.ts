@@ -7,6 +7,7 @@
  * far and says how much that is. A ranking is kept for paging, so later pages of a query keep
  * the order of its first page; an exact id or name comes first.
  */
+import { createHmac, randomBytes } from "node:crypto"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../Errors.js"
@@ -54,6 +55,20 @@ export const makeSearching = (
     /** Skills whose body is to be indexed, and, while a fiber indexes them, when it is done. */
     let bodiesDue: Array<Skill> = []
     let indexingBodies: Deferred.Deferred<void> | undefined
+    /**
+     * The names of generations in cursors: a keyed hash (with a secret of this process), so that a
+     * cursor tells nothing of how many skills were indexed (a caller's view must not count others).
+     */
+    const secret = randomBytes(16)
+    const named = new Map<string, number>()
+    const nameOf = (at: number) => {
+      const name = createHmac("sha256", secret).update(String(at)).digest("base64url").slice(0, 16)
+      if (!named.has(name)) {
+        if (named.size >= MAX_RANKINGS * 4) named.delete(named.keys().next().value ?? "")
+        named.set(name, at)
+      }
+      return name
+    }
     /** Rankings by generation, scope, view and query. */
     const rankings = new Map<string, KeptRanking>()
 
@@ -180,7 +195,7 @@ export const makeSearching = (
       Effect.gen(function* () {
         const from = cursor === undefined ? undefined : yield* decodeRankedCursor(cursor, key)
         const kept = (at: number) => `${at}\n${among}\n${view?.policy ?? ""}\n${key}`
-        const made = from?.generation ?? generation
+        const made = from === undefined ? generation : (named.get(from.ranking) ?? -1)
         let ranking = rankings.get(kept(made))
         if (ranking === undefined) {
           if (made !== generation) {
@@ -192,7 +207,7 @@ export const makeSearching = (
           const seen = view === undefined ? snapshot : view.of(snapshot)
           ranking = {
             ...rankFor(seen, built, key, among, view !== undefined),
-            version: snapshot.version,
+            version: seen.version,
             searched: searchedIn(seen, built, view !== undefined),
           }
           if (rankings.size >= MAX_RANKINGS) rankings.delete(rankings.keys().next().value ?? "")
@@ -230,7 +245,7 @@ export const makeSearching = (
           match: ranking.match,
           searched: ranking.searched,
           ...(end < ranking.skills.length
-            ? { nextCursor: encodeRankedCursor({ generation: made, offset: end, query: key }) }
+            ? { nextCursor: encodeRankedCursor({ ranking: nameOf(made), offset: end, query: key }) }
             : {}),
         }
         return result

@@ -19,24 +19,39 @@ export interface View {
   readonly of: (snapshot: Snapshot) => Snapshot
 }
 
-/**
- * A snapshot with only the skills `sees` permits. Discovery notices are about folders (a root
- * with no skill, a folder not followed), which may be a hidden skill's: a view has none.
- */
-export const viewOf = (snapshot: Snapshot, sees: IdFilter): Snapshot =>
-  makeSnapshot({
-    skills: snapshot.skills.filter((skill) => sees(skill.id)),
-    skipped: snapshot.skipped.filter((skipped) => sees(skipped.id)),
-    // A shadowed skill has the id of the skill that shadows it: both are seen, or neither.
-    shadowed: snapshot.shadowed.filter((shadowed) => sees(shadowed.id)),
-    notices: [],
-    folders: snapshot.folders,
-    version: snapshot.version,
-  })
+/** What a view holds of a snapshot: the skills `sees` permits, and their problems. */
+const holding = (snapshot: Snapshot, sees: IdFilter) => ({
+  skills: snapshot.skills.filter((skill) => sees(skill.id)),
+  skipped: snapshot.skipped.filter((skipped) => sees(skipped.id)),
+  // A shadowed skill has the id of the skill that shadows it: both are seen, or neither.
+  shadowed: snapshot.shadowed.filter((shadowed) => sees(shadowed.id)),
+})
+type Holding = Pick<Snapshot, "skills" | "skipped" | "shadowed">
+
+/** Two views hold the same skills (the same objects: unchanged metadata) and the same problems. */
+const sameHolding = (a: Holding, b: Holding) => {
+  const same = <A>(x: ReadonlyArray<A>, y: ReadonlyArray<A>, key: (item: A) => unknown) =>
+    x.length === y.length && x.every((item, index) => key(item) === key(y[index] as A))
+  return (
+    same(a.skills, b.skills, (skill) => skill) &&
+    same(a.skipped, b.skipped, (skipped) => `${skipped.file}\n${skipped.reason}`) &&
+    same(a.shadowed, b.shadowed, (shadowed) => `${shadowed.file}\n${shadowed.shadowedBy}`)
+  )
+}
 
 /** The view of a caller who sees only some skills; undefined for one who sees every skill. */
 export const viewFor = (caller: Caller): View | undefined => {
   if (caller.sees === undefined || caller.policy === undefined) return undefined
   const { sees } = caller
-  return { policy: caller.policy, of: perSnapshot((snapshot) => viewOf(snapshot, sees)) }
+  // A view's version is its own, bumped only when what it holds changes: the whole catalog's
+  // would count changes to skills the caller may not see. Discovery notices are about folders
+  // (a root with no skill, a folder not followed), which may be a hidden skill's: a view has none.
+  let last: Snapshot | undefined
+  const of = perSnapshot((snapshot) => {
+    const held = holding(snapshot, sees)
+    const version = last === undefined ? 1 : sameHolding(last, held) ? last.version : last.version + 1
+    last = makeSnapshot({ ...held, notices: [], folders: snapshot.folders, version })
+    return last
+  })
+  return { policy: caller.policy, of }
 }
