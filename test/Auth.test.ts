@@ -84,6 +84,22 @@ jwt:
     ).toContain("token 'a': group 'desing' is not defined under groups (defined: design)")
   })
 
+  it("refuses keys fetched over plain http (but from a loopback address), and a resource that is not the audience", () => {
+    const jwt = (jwks: string) => `jwt: { issuer: "${ISSUER}", jwks: "${jwks}", audience: "${AUDIENCE}" }\n`
+    expect(problem(jwt("http://auth.example.com/jwks.json"))).toContain(
+      "jwt.jwks: 'http://auth.example.com/jwks.json' must be https",
+    )
+    for (const local of [
+      "http://127.0.0.1:9/jwks.json",
+      "http://[::1]:9/jwks.json",
+      "https://auth.example.com/jwks.json",
+    ])
+      expect(Either.isRight(decodeAuthFile(jwt(local))), local).toBe(true)
+    expect(problem(`resource: "https://other.example.com/mcp"\n${jwt("keys.json")}`)).toContain(
+      `resource 'https://other.example.com/mcp' differs from jwt.audience '${AUDIENCE}'`,
+    )
+  })
+
   it("refuses two entries of one token, a jwt without audience, a bad URL, an empty file", () => {
     expect(
       problem(
@@ -173,10 +189,10 @@ groups:
         bearer_methods_supported: ["header"],
       })
       expect(auth.challenge("127.0.0.1:8080", { _tag: "Missing" })).toBe(
-        'Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"',
+        'Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"',
       )
       expect(auth.challenge("127.0.0.1:8080", { _tag: "Invalid", reason: "x" })).toBe(
-        'Bearer error="invalid_token", resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"',
+        'Bearer error="invalid_token", resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"',
       )
     }),
   )
@@ -188,7 +204,7 @@ groups:
       const root = yield* tempTree({
         "keys/jwks.json": JSON.stringify(key.jwks),
         "auth.yaml": `
-resource: "https://skills.example.com/mcp"
+resource: "${AUDIENCE}"
 groups: { design: { allow: ["canvas-*"] } }
 jwt: { issuer: "${ISSUER}", jwks: keys/jwks.json, audience: "${AUDIENCE}", groups_claim: groups }
 `,
@@ -230,12 +246,12 @@ jwt: { issuer: "${ISSUER}", jwks: keys/jwks.json, audience: "${AUDIENCE}", group
         if (result._tag === "Invalid") expect(result.reason, what).not.toContain(jwt)
       }
       expect(auth.metadata("127.0.0.1:1")).toEqual({
-        resource: "https://skills.example.com/mcp",
+        resource: AUDIENCE,
         authorization_servers: [ISSUER],
         bearer_methods_supported: ["header"],
       })
       expect(auth.challenge("127.0.0.1:1", { _tag: "Missing" })).toBe(
-        'Bearer resource_metadata="https://skills.example.com/.well-known/oauth-protected-resource"',
+        `Bearer resource_metadata="https://skills.test.example/.well-known/oauth-protected-resource/mcp"`,
       )
     }),
   )

@@ -40,6 +40,7 @@ import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from "jose"
 import type { Caller } from "../Access.js"
 import { globProblem, idFilter } from "../Access.js"
 import { AuthFileUnusable, UsageError } from "../Errors.js"
+import { isLoopback } from "../Settings.js"
 import { readYaml } from "../skills/Yaml.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -129,7 +130,20 @@ const fileProblems = (file: {
     if (url === undefined || (key === "jwt.jwks" && !/^https?:/i.test(url))) continue
     if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
       problems.push(`${key}: '${url}' is not an http(s) URL`)
+    // Keys fetched in the clear could be anyone's: whoever is on the path could mint tokens.
+    else if (
+      key === "jwt.jwks" &&
+      new URL(url).protocol === "http:" &&
+      !isLoopback(new URL(url).hostname.replace(/^\[|\]$/g, ""))
+    )
+      problems.push(`${key}: '${url}' must be https (plain http is for a loopback address only)`)
   }
+  // Clients ask the authorization server for tokens for `resource` (RFC 8707): tokens for
+  // another audience would all be refused.
+  if (file.resource !== undefined && file.jwt !== undefined && file.resource !== file.jwt.audience)
+    problems.push(
+      `resource '${file.resource}' differs from jwt.audience '${file.jwt.audience}': clients ask for tokens for the resource, which must be the audience`,
+    )
   return problems
 }
 
@@ -370,9 +384,21 @@ export interface Auth {
   readonly webhookSecret: () => string | undefined
 }
 
-/** The base URL of the server for a request to `host`: the origin of `resource:` when set. */
-const baseOf = (file: AuthFile, host: string) =>
-  file.resource === undefined ? `http://${host}` : new URL(file.resource).origin
+/** This server's /mcp URL for a request to `host`: `resource:`, else `jwt.audience`, else http://HOST/mcp. */
+const resourceOf = (file: AuthFile, host: string) =>
+  file.resource ?? file.jwt?.audience ?? `http://${host}/mcp`
+
+/**
+ * Where the resource's RFC 9728 document is: `/.well-known/oauth-protected-resource` put between
+ * the resource URL's origin and its path (RFC 9728 section 3.1), so the 401's challenge and the
+ * document name the same URL.
+ */
+const metadataUrlOf = (file: AuthFile, host: string) => {
+  const resource = URL.canParse(resourceOf(file, host)) ? new URL(resourceOf(file, host)) : undefined
+  if (resource === undefined) return `http://${host}/.well-known/oauth-protected-resource`
+  const pathname = resource.pathname === "/" ? "" : resource.pathname
+  return `${resource.origin}/.well-known/oauth-protected-resource${pathname}`
+}
 
 /**
  * Reads `authFile` (an absolute path); a file that cannot be used is a usage error at start-up.
@@ -398,11 +424,17 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
     const reload = Effect.gen(function* () {
       const now = yield* stamps
       if (now === seen) return
+      const next = yield* Effect.either(load(authFile))
+      // Written again while it was read (maybe half written): read at the next check.
+      if ((yield* stamps) !== now) return
       seen = now
-      yield* load(authFile).pipe(
-        Effect.tap((next) =>
+      const read: Effect.Effect<Loaded, AuthFileUnusable> = Either.isLeft(next)
+        ? Effect.fail(next.left)
+        : Effect.succeed(next.right)
+      yield* read.pipe(
+        Effect.tap((read) =>
           Effect.sync(() => {
-            loaded = next
+            loaded = read
           }),
         ),
         Effect.matchEffect({
@@ -417,12 +449,12 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
     return {
       authenticate: (header) => authenticateWith(loaded, header),
       metadata: (host) => ({
-        resource: loaded.file.resource ?? loaded.file.jwt?.audience ?? `${baseOf(loaded.file, host)}/mcp`,
+        resource: resourceOf(loaded.file, host),
         ...(loaded.file.jwt === undefined ? {} : { authorization_servers: [loaded.file.jwt.issuer] }),
         bearer_methods_supported: ["header"],
       }),
       challenge: (host, outcome) =>
-        `Bearer ${outcome._tag === "Invalid" ? 'error="invalid_token", ' : ""}resource_metadata="${baseOf(loaded.file, host)}/.well-known/oauth-protected-resource"`,
+        `Bearer ${outcome._tag === "Invalid" ? 'error="invalid_token", ' : ""}resource_metadata="${metadataUrlOf(loaded.file, host)}"`,
       watch: reload.pipe(Effect.repeat(Schedule.spaced("1 second")), Effect.zipRight(Effect.never)),
       summary,
       webhookSecret: () => loaded.file.git_webhook?.secret,

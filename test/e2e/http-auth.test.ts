@@ -44,15 +44,15 @@ const toolsList = (server: HttpServer, authorization?: string): Promise<HttpAnsw
     body: rpc("tools/list"),
   })
 
-const metadataUrl = (server: HttpServer) =>
-  `http://127.0.0.1:${server.port}/.well-known/oauth-protected-resource`
+/** Where the 401 points: the RFC 9728 document of the resource (the JWT audience), path-suffixed. */
+const METADATA_URL = "https://skills.test.example/.well-known/oauth-protected-resource/mcp"
 
 /** A refusal: 401, a JSON-RPC error body, and the challenge naming the metadata document. */
-const expectUnauthorized = (server: HttpServer, answer: HttpAnswer, invalid: boolean) => {
+const expectUnauthorized = (answer: HttpAnswer, invalid: boolean) => {
   expect(answer.status).toBe(401)
   expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32000 } })
   expect(answer.headers["www-authenticate"]).toBe(
-    `Bearer ${invalid ? 'error="invalid_token", ' : ""}resource_metadata="${metadataUrl(server)}"`,
+    `Bearer ${invalid ? 'error="invalid_token", ' : ""}resource_metadata="${METADATA_URL}"`,
   )
 }
 
@@ -79,7 +79,7 @@ describe("serve --http --auth", () => {
   })
 
   it("answers a request without a token 401, names the metadata document, and serves it", async () => {
-    expectUnauthorized(server, await toolsList(server), false)
+    expectUnauthorized(await toolsList(server), false)
     for (const suffix of ["", "/mcp"]) {
       const answer = await send(server.port, { path: `/.well-known/oauth-protected-resource${suffix}` })
       expect(answer.status).toBe(200)
@@ -109,12 +109,8 @@ describe("serve --http --auth", () => {
     } finally {
       await client.close()
     }
-    expectUnauthorized(server, await toolsList(server, `Bearer ${ALICE}x`), true)
-    expectUnauthorized(
-      server,
-      await toolsList(server, `Basic ${Buffer.from("alice:x").toString("base64")}`),
-      false,
-    )
+    expectUnauthorized(await toolsList(server, `Bearer ${ALICE}x`), true)
+    expectUnauthorized(await toolsList(server, `Basic ${Buffer.from("alice:x").toString("base64")}`), false)
     // The refusal is logged with why, never with the token.
     expect(server.stderr()).toContain("Refused a bearer token")
     expect(server.stderr()).not.toContain(`${ALICE}x`)
