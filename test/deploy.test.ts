@@ -38,6 +38,13 @@ const Deployment = Schema.Struct({
             livenessProbe: Probe,
             readinessProbe: Probe,
             securityContext: Schema.Struct({ readOnlyRootFilesystem: Schema.Literal(true) }),
+            lifecycle: Schema.Struct({
+              preStop: Schema.Struct({
+                exec: Schema.Struct({
+                  command: Schema.Tuple(Schema.Literal("sleep"), Schema.NumberFromString),
+                }),
+              }),
+            }),
           }),
         ),
       }),
@@ -96,7 +103,9 @@ describe("deployment files", () => {
     const [container] = deployment.spec.template.spec.containers
     expect(container.livenessProbe.httpGet.path).toBe("/healthz")
     expect(container.readinessProbe.httpGet.path).toBe("/readyz")
-    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(35)
+    // The drain's 30 s and a margin come after the preStop pause.
+    const [, pause] = container.lifecycle.preStop.exec.command
+    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(35 + pause)
     decode(Service, byKind("Service"), "Service")
     const compose = decode(Compose, documents(read("deploy/compose.yaml"), "compose")[0], "compose")
     expect(Number.parseInt(compose.services["skills-mcp"].stop_grace_period, 10)).toBeGreaterThanOrEqual(35)
