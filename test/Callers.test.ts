@@ -124,6 +124,8 @@ const surfaces = async (client: Client) => {
     skillsSearch: await ask("skills/list", { query: "roadmap" }),
     skillsGetHidden: await ask("skills/get", { uri: "skill://secret-plan/SKILL.md" }),
     skillsGetShown: await ask("skills/get", { uri: "skill://pdf/SKILL.md" }),
+    unknownMethod: await ask("skills/unknown", {}),
+    undecodedRead: await ask("resources/read", { url: "skill://pdf/SKILL.md" }),
   }
 }
 
@@ -234,6 +236,13 @@ describe("a caller's catalog (over HTTP with --auth)", () => {
       ])
         expect(methods).toContain(method)
       expect(records.every((record) => record.caller === "alice")).toBe(true)
+      // Also what fails before its work: an unknown method, params that do not decode.
+      expect(records).toContainEqual(
+        expect.objectContaining({ tool: "skills/unknown", outcome: "MethodNotFound" }),
+      )
+      expect(records).toContainEqual(
+        expect.objectContaining({ tool: "resources/read", outcome: "InvalidParams" }),
+      )
       // A hidden skill read is recorded as what it answered: not found.
       const hidden = records.find((record) => record.uri === "skill://secret-plan/SKILL.md")
       expect(hidden?.outcome).not.toBe("ok")

@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import type { Caller } from "../Access.js"
+import { formatAuditLine } from "../AuditLog.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { watchCatalog } from "../catalog/Watching.js"
 import { UsageError } from "../Errors.js"
@@ -204,8 +205,22 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
       remote: string,
     ): Promise<Caller | undefined | false> => {
       if (auth === undefined) return undefined
+      const started = performance.now()
       const outcome = await auth.authenticate(req.headers.authorization)
       if (outcome._tag === "Caller") return outcome.caller
+      // In the audit log too, as every request is (written as AuditLog.stderr writes: the
+      // services, and their AuditLog, come after the front).
+      writeStderr(
+        formatAuditLine(
+          {
+            tool: "POST /mcp",
+            outcome: outcome._tag === "Missing" ? "MissingToken" : "InvalidToken",
+            remote,
+            durationMs: Math.round((performance.now() - started) * 100) / 100,
+          },
+          new Date(),
+        ),
+      )
       if (outcome._tag === "Invalid") {
         writeStderr(
           `${JSON.stringify({ message: `Refused a bearer token from ${remote}: ${outcome.reason}`, logLevel: "INFO" })}\n`,

@@ -111,6 +111,13 @@ export class ProtocolError extends Error {
   }
 }
 
+/** A request whose params do not decode (-32602), thrown before its work starts. */
+export class InvalidParams extends ProtocolError {
+  constructor(message: string) {
+    super(ErrorCode.InvalidParams, message)
+  }
+}
+
 /**
  * The JSON-RPC error for a failed protocol method. For a method on a resource `uri`, a failure
  * meaning nothing is served there carries `data: { uri }`, as MCP's specification recommends,
@@ -167,7 +174,7 @@ export const decodeParams =
     const decoded = Schema.decodeUnknownEither(schema, { errors: "first" })(input ?? {})
     if (Either.isRight(decoded)) return decoded.right
     const { where, what } = firstIssue(decoded.left, "params", "does not match")
-    throw new ProtocolError(ErrorCode.InvalidParams, `Invalid ${method} params: '${where}' ${what}`)
+    throw new InvalidParams(`Invalid ${method} params: '${where}' ${what}`)
   }
 
 export interface Runner<R> {

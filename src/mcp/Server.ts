@@ -35,7 +35,7 @@ import { SetLevelParams } from "./ClientLog.js"
 import { CompleteParams, makeCompleter } from "./completion.js"
 import { budgetWarnings, catalogIn, serverInstructions } from "./Guide.js"
 import { GetPromptParams, getPrompt, listPrompts } from "./prompts.js"
-import { auditedRun, decodeParams, ListParams, makeRunner, ProtocolError } from "./Run.js"
+import { auditedRun, decodeParams, InvalidParams, ListParams, makeRunner, ProtocolError } from "./Run.js"
 import {
   DirectoryReadParams,
   listResources,
@@ -65,16 +65,26 @@ const CallToolParams = Schema.Struct({
 
 export type ServerServices = Catalog | SkillFiles | AuditLog | Settings | Fs
 
-/** Methods whose handlers record themselves in the audit log (each read of skill content). */
+/**
+ * Methods whose handlers record themselves in the audit log (each read of skill content, over
+ * HTTP; stateless, there is no resources/subscribe).
+ */
 const READS = new Set([
   "tools/call",
   "prompts/get",
   "resources/read",
   "resources/directory/read",
-  "resources/subscribe",
   "skills/get",
   "completion/complete",
 ])
+
+/** The audit outcome of a request that failed before or outside an audited read. */
+const protocolOutcome = (error: unknown) => {
+  if (!(error instanceof ProtocolError)) return "Defect"
+  if (error.code === ErrorCode.MethodNotFound) return "MethodNotFound"
+  if (error.code === ErrorCode.InvalidParams) return "InvalidParams"
+  return "ProtocolError"
+}
 
 /** An answer to `initialize` (the only result that names a protocol version and the server). */
 const InitializeAnswer = Schema.Struct({
@@ -334,12 +344,16 @@ export const makeServer = (
           `Server not initialized: send 'initialize' before '${echo(request.method)}'.`,
         )
       }
-      if (handler === undefined) {
-        throw new ProtocolError(ErrorCode.MethodNotFound, `Method not found: ${echo(request.method)}`)
+      const answer = async () => {
+        if (handler === undefined) {
+          throw new ProtocolError(ErrorCode.MethodNotFound, `Method not found: ${echo(request.method)}`)
+        }
+        return handler(request.params, extra)
       }
-      if (!stateless || READS.has(request.method)) return handler(request.params, extra)
-      // Over HTTP every request is audited, so the log names the caller of each; reads of skill
-      // content audit themselves, with what they read.
+      if (!stateless) return answer()
+      // Over HTTP every request is audited, so the log names the caller of each. Reads of skill
+      // content audit themselves, with what they read, once their params are decoded.
+      const selfAudited = READS.has(request.method)
       const started = performance.now()
       const outcome = (name: string) =>
         Effect.runSync(
@@ -349,13 +363,13 @@ export const makeServer = (
             durationMs: Math.round((performance.now() - started) * 100) / 100,
           }),
         )
-      return handler(request.params, extra).then(
+      return answer().then(
         (result) => {
-          outcome("ok")
+          if (!selfAudited) outcome("ok")
           return result
         },
         (error: unknown) => {
-          outcome(error instanceof ProtocolError ? "ProtocolError" : "Defect")
+          if (!selfAudited || error instanceof InvalidParams) outcome(protocolOutcome(error))
           throw error
         },
       )

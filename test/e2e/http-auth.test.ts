@@ -111,8 +111,12 @@ describe("serve --http --auth", () => {
     }
     expectUnauthorized(await toolsList(server, `Bearer ${ALICE}x`), true)
     expectUnauthorized(await toolsList(server, `Basic ${Buffer.from("alice:x").toString("base64")}`), false)
-    // The refusal is logged with why, never with the token.
+    // The refusal is logged with why, never with the token, and audited.
     expect(server.stderr()).toContain("Refused a bearer token")
+    expect(server.stderr()).toMatch(
+      /"audit":true,.*"tool":"POST \/mcp","outcome":"InvalidToken","remote":"127\.0\.0\.1:\d+"/,
+    )
+    expect(server.stderr()).toMatch(/"tool":"POST \/mcp","outcome":"MissingToken"/)
     expect(server.stderr()).not.toContain(`${ALICE}x`)
   })
 
