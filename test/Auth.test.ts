@@ -292,7 +292,10 @@ jwt: { issuer: "${ISSUER}", jwks: keys/jwks.json, audience: "${AUDIENCE}", group
         expect(error.message).toContain(expected)
       }
       yield* Effect.promise(() =>
-        fs.writeFile(path.join(root, "keys.json"), '{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}'),
+        fs.writeFile(
+          path.join(root, "keys.json"),
+          '{"keys": [{"kty": "oct", "kid": "shared", "k": "c2VjcmV0"}]}',
+        ),
       )
       yield* Effect.promise(() =>
         fs.writeFile(
@@ -300,10 +303,21 @@ jwt: { issuer: "${ISSUER}", jwks: keys/jwks.json, audience: "${AUDIENCE}", group
           `jwt: { issuer: "${ISSUER}", jwks: keys.json, audience: "${AUDIENCE}" }\n`,
         ),
       )
-      // A JWKS of secret keys decodes; no JWT can use it (jose takes public keys only).
+      // A JWKS of secret keys decodes; no JWT can use it (jose takes public keys only), not even
+      // one signed with that very key.
       const auth = yield* makeAuth(path.join(root, "oct.yaml"))
-      const outcome = yield* Effect.promise(() => auth.authenticate("Bearer a.b.c"))
+      const now = Math.floor(Date.now() / 1000)
+      const signed = yield* Effect.promise(() =>
+        new SignJWT({ sub: "mallory" })
+          .setProtectedHeader({ alg: "HS256", kid: "shared" })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setExpirationTime(now + 60)
+          .sign(new TextEncoder().encode("secret")),
+      )
+      const outcome = yield* Effect.promise(() => auth.authenticate(`Bearer ${signed}`))
       expect(outcome._tag).toBe("Invalid")
+      if (outcome._tag === "Invalid") expect(outcome.reason).toContain("JWT refused")
     }),
   )
 })

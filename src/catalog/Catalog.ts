@@ -356,12 +356,13 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const readsOfAll = readsOver(undefined, true)
     const readsFor = (caller: Caller) => {
       if (caller.policy === undefined) return readsOfAll
+      // Least recently used first out: a busy policy stays whatever others come and go.
       let reads = readsByPolicy.get(caller.policy)
       if (reads === undefined) {
         if (readsByPolicy.size >= MAX_POLICIES) readsByPolicy.delete(readsByPolicy.keys().next().value ?? "")
         reads = readsOver(viewFor(caller), true)
-        readsByPolicy.set(caller.policy, reads)
-      }
+      } else readsByPolicy.delete(caller.policy)
+      readsByPolicy.set(caller.policy, reads)
       return reads
     }
 
