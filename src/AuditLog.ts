@@ -13,7 +13,7 @@ export interface AuditRecord {
   /** The tool, or the protocol method for non-tool operations. */
   readonly tool: string
   readonly skill?: string
-  /** The commit the skill was served from, when it comes from a git source (tool calls). */
+  /** The commit the skill was served from, when it comes from a git source. */
   readonly commit?: string
   readonly path?: string
   /** The URI read or subscribed to; a prompt get's prompt and argument; a completion's ref and argument. */

@@ -18,6 +18,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import type { Caller } from "../Access.js"
@@ -29,6 +30,7 @@ import { echo } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import type { Fs } from "../platform/Fs.js"
 import { budgetOf, Settings } from "../Settings.js"
+import { parseSkillUri, resolveSegments } from "../skills/Uris.js"
 import { SERVER_NAME, VERSION } from "../version.js"
 import type { ClientLog } from "./ClientLog.js"
 import { SetLevelParams } from "./ClientLog.js"
@@ -206,9 +208,28 @@ export const makeServer = (
         })
       },
     }
-    /** Runs a read of skill content, recorded in the audit log with its URI and outcome. */
+    /** The commit the skill a URI names is served from, when it comes from a git source. */
+    const commitAt = (uri: string) =>
+      Effect.map(catalog.peek, (current): Partial<AuditRecord> => {
+        const segments = parseSkillUri(uri)
+        const target = Either.isRight(segments) ? resolveSegments(current, segments.right) : undefined
+        const commit = target?._tag === "Skill" ? target.skill.git?.commit : undefined
+        return commit === undefined ? {} : { commit }
+      })
+    /**
+     * Runs a read of skill content, recorded in the audit log with its URI and outcome (and the
+     * commit of the skill it read, from a git source).
+     */
     const audited = <A, R>(method: string, uri: string, effect: Effect.Effect<A, SkillError, R>) =>
-      auditedRun(clientAudit, { tool: method, uri: uri.slice(0, 500) }, effect)
+      Effect.map(
+        auditedRun(
+          clientAudit,
+          { tool: method, uri: uri.slice(0, 500) },
+          Effect.zip(effect, commitAt(uri)),
+          ([, commit]) => commit,
+        ),
+        ([value]) => value,
+      )
     const { complete, logLeftOut } = options.kept ?? (yield* makeKept)
     const subscriptions = yield* makeSubscriptions((uri) =>
       Effect.promise(() => server.sendResourceUpdated({ uri }).catch(() => undefined)),

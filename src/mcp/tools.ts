@@ -246,11 +246,11 @@ export const toolDefinitions = (snapshot: Snapshot, budget: number): Array<Tool>
 // ---------------------------------------------------------------------------------------
 // Handlers
 
-/** A skill as one line of list_skills' text: its description's whitespace runs collapsed. */
 /** For the audit log: the commit a skill from a git source is served from. */
 const commitOf = (skill: Skill): { readonly commit?: string } =>
   skill.git === undefined ? {} : { commit: skill.git.commit }
 
+/** A skill as one line of list_skills' text: its description's whitespace runs collapsed. */
 const summaryLine = (skill: Skill) =>
   `- ${skill.id}${skill.name === skill.id ? "" : ` (${skill.name})`}: ${skill.description.replace(/\s+/g, " ")}`
 

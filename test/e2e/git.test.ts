@@ -85,6 +85,10 @@ const diagnostics = async (server: RunningServer) =>
 const Got = Schema.Struct({ baseDir: Schema.String, description: Schema.String })
 const Listed = Schema.Struct({ skills: Schema.Array(Schema.Struct({ id: Schema.String })) })
 const Recorded = Schema.parseJson(Schema.Struct({ root: Schema.String }))
+const AuditLine = Schema.Struct(
+  { tool: Schema.String, outcome: Schema.String },
+  { key: Schema.String, value: Schema.Unknown },
+)
 
 const description = async (server: RunningServer, id = "pdf") =>
   decode(Got, (await callTool(server, "get_skill", { id })).structuredContent).description
@@ -186,18 +190,27 @@ describe("git sources", () => {
     const first = await commitTree(repo, pdf("Version one."))
     const server = await start(["--skills-git", `${repo.url}#main:skills`, "--git-poll", "1"])
     expect(await description(server)).toBe("Version one.")
-    // The audit log names the commit a call was served from.
-    await eventually(() =>
-      expect(
-        server
-          .stderr()
-          .split("\n")
-          .filter((line) => line.includes('"audit":true'))
-          .map((line) => JSON.parse(line) as Record<string, unknown>),
-      ).toContainEqual(
+    await resourceText(server, "skill://pdf/SKILL.md")
+    // The audit log names the commit a call or a read was served from.
+    const audited = () =>
+      server
+        .stderr()
+        .split("\n")
+        .filter((line) => line.includes('"audit":true'))
+        .map((line) => decode(AuditLine, JSON.parse(line)))
+    await eventually(() => {
+      expect(audited()).toContainEqual(
         expect.objectContaining({ tool: "get_skill", skill: "pdf", commit: first, outcome: "ok" }),
-      ),
-    )
+      )
+      expect(audited()).toContainEqual(
+        expect.objectContaining({
+          tool: "resources/read",
+          uri: "skill://pdf/SKILL.md",
+          commit: first,
+          outcome: "ok",
+        }),
+      )
+    })
     expect((await diagnostics(server)).commits).toEqual([
       { id: "pdf", source: `${repo.url}#main:skills`, commit: first },
     ])
