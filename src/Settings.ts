@@ -19,8 +19,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { globProblem } from "./Access.js"
 import { UsageError } from "./Errors.js"
-import type { GitSpec } from "./sources/GitSpec.js"
-import { parseGitSpec } from "./sources/GitSpec.js"
+import type { GitSpec } from "./GitSpec.js"
+import { parseGitSpec } from "./GitSpec.js"
 
 export interface Root {
   /** Absolute path as configured (`~` expanded, resolved against the working directory). */

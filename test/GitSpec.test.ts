@@ -5,9 +5,9 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { parseCommandLine } from "../src/Cli.js"
+import { parseGitSpec } from "../src/GitSpec.js"
 import { gitSourceFolder, resolveSettings } from "../src/Settings.js"
 import { webhookAuthorized } from "../src/sources/Git.js"
-import { parseGitSpec } from "../src/sources/GitSpec.js"
 import { tempTree } from "./support/tree.js"
 
 const withEnv = (env: Record<string, string>) =>

@@ -36,6 +36,8 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { idFilter } from "../Access.js"
 import { GitFailed } from "../Errors.js"
+import type { GitSpec } from "../GitSpec.js"
+import { displayUrl, isCommitId } from "../GitSpec.js"
 import { errorCode, Fs } from "../platform/Fs.js"
 import { isInside } from "../platform/Paths.js"
 import type { Root } from "../Settings.js"
@@ -43,8 +45,6 @@ import { gitSourceFolder, Settings } from "../Settings.js"
 import type { DiscoveryNotice, SourceFolder } from "../skills/Discovery.js"
 import { discoverRoot, SourceFolders } from "../skills/Discovery.js"
 import { Frontmatter } from "../skills/Frontmatter.js"
-import type { GitSpec } from "./GitSpec.js"
-import { displayUrl, isCommitId } from "./GitSpec.js"
 
 /** Longest a git command may run (a fetch of a large repository over a slow link included). */
 const GIT_TIMEOUT_MS = 120_000
