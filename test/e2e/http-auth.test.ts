@@ -35,6 +35,24 @@ jwt:
   groups_claim: groups
 `
 
+/**
+ * The built server on a copy of fixtures/valid with `--auth <dir>/auth.yaml`, once the files given
+ * are written in a fresh `dir`; `stop` ends it and removes both folders.
+ */
+const startWithAuth = async (files: Readonly<Record<string, string>>) => {
+  const fixtures = await copyFixtures()
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-auth-"))
+  for (const [name, text] of Object.entries(files)) await fs.writeFile(path.join(dir, name), text)
+  const server = await startHttpServer(["--auth", path.join(dir, "auth.yaml"), path.join(fixtures, "valid")])
+  await whenReady(server)
+  const stop = async () => {
+    await server.stop()
+    await fs.rm(fixtures, { recursive: true, force: true })
+    await fs.rm(dir, { recursive: true, force: true })
+  }
+  return { server, dir, stop }
+}
+
 /** POST /mcp tools/list with this Authorization header (none when undefined). */
 const toolsList = (server: HttpServer, authorization?: string): Promise<HttpAnswer> =>
   send(server.port, {
@@ -57,26 +75,20 @@ const expectUnauthorized = (answer: HttpAnswer, invalid: boolean) => {
 }
 
 describe("serve --http --auth", () => {
-  let fixtures: string
   let dir: string
   let key: SigningKey
   let server: HttpServer
+  let stop: () => Promise<void>
 
   beforeAll(async () => {
-    fixtures = await copyFixtures()
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-auth-"))
     key = await makeSigningKey()
-    await fs.writeFile(path.join(dir, "jwks.json"), JSON.stringify(key.jwks))
-    await fs.writeFile(path.join(dir, "auth.yaml"), authYaml({ alice: ALICE }, "jwks.json"))
-    server = await startHttpServer(["--auth", path.join(dir, "auth.yaml"), path.join(fixtures, "valid")])
-    await whenReady(server)
+    ;({ server, dir, stop } = await startWithAuth({
+      "jwks.json": JSON.stringify(key.jwks),
+      "auth.yaml": authYaml({ alice: ALICE }, "jwks.json"),
+    }))
   })
 
-  afterAll(async () => {
-    await server?.stop()
-    await fs.rm(fixtures, { recursive: true, force: true })
-    await fs.rm(dir, { recursive: true, force: true })
-  })
+  afterAll(async () => stop?.())
 
   it("answers a request without a token 401, names the metadata document, and serves it", async () => {
     expectUnauthorized(await toolsList(server), false)
@@ -230,32 +242,22 @@ const AuditLine = Schema.Struct({ tool: Schema.String, caller: Schema.optional(S
 describe("serve --http --auth: each caller's catalog", () => {
   const CAROL = "carol-static-token-3"
   const DAVE = "dave-static-token-4"
-  let fixtures: string
-  let dir: string
   let server: HttpServer
+  let stop: () => Promise<void>
 
   beforeAll(async () => {
-    fixtures = await copyFixtures()
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-auth-"))
     // carol: her own patterns; dave: his group's, less what he is denied.
-    await fs.writeFile(
-      path.join(dir, "auth.yaml"),
-      `tokens:
+    ;({ server, stop } = await startWithAuth({
+      "auth.yaml": `tokens:
   - { name: carol, sha256: "${sha256(CAROL)}", allow: ["pdf-*", "csv-*"] }
   - { name: dave, sha256: "${sha256(DAVE)}", groups: [writers], deny: ["release-*"] }
 groups:
   writers: { allow: ["*-notes", "git-*", "brand-*"] }
 `,
-    )
-    server = await startHttpServer(["--auth", path.join(dir, "auth.yaml"), path.join(fixtures, "valid")])
-    await whenReady(server)
+    }))
   })
 
-  afterAll(async () => {
-    await server?.stop()
-    await fs.rm(fixtures, { recursive: true, force: true })
-    await fs.rm(dir, { recursive: true, force: true })
-  })
+  afterAll(async () => stop?.())
 
   /** What a caller sees: the catalog in get_skill's description, list_skills, skills/list, and a hidden skill's answers. */
   const seen = async (token: string) => {
