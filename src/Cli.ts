@@ -19,10 +19,12 @@ import { StderrJsonLogging, StderrTextLogging, stderrTextLogger, writeStderr } f
 import { serveHttp } from "./mcp/Http.js"
 import { skillResourceUri } from "./mcp/resources.js"
 import { serve } from "./mcp/Serve.js"
+import type { Command, OptionSpec, SettingsInput } from "./Options.js"
+import { COMMANDS, resolveSettings, SETTING_OPTIONS, settingsFromInput } from "./Options.js"
+import { ENV_SKILLS_DIR } from "./Roots.js"
 import { catalogReport, formatCatalogReport } from "./report/CatalogReport.js"
 import { formatLintReport, Lint, LintReport } from "./report/Lint.js"
-import type { Command, OptionSpec, SettingsInput } from "./Settings.js"
-import { COMMANDS, ENV_SKILLS_DIR, resolveSettings, SETTING_OPTIONS, Settings } from "./Settings.js"
+import { Settings } from "./Settings.js"
 import { forTerminal } from "./Terminal.js"
 import { VERSION } from "./version.js"
 
@@ -224,7 +226,7 @@ const validateCommand = (line: ParsedCommandLine) =>
       yield* writeOut(formatLintReport(report, process.cwd()))
     }
     return report.ok ? EXIT_OK : EXIT_FAILURE
-  }).pipe(Effect.provide(lintLayer(Settings.fromInput(line.settings))), Effect.provide(StderrTextLogging))
+  }).pipe(Effect.provide(lintLayer(settingsFromInput(line.settings))), Effect.provide(StderrTextLogging))
 
 /** `list`: the catalog the server would build, and what it leaves out. */
 const listCommand = (line: ParsedCommandLine) =>
@@ -246,7 +248,7 @@ const listCommand = (line: ParsedCommandLine) =>
     )
     return EXIT_OK
   }).pipe(
-    Effect.provide(servicesLayer(Settings.fromInput(line.settings))),
+    Effect.provide(servicesLayer(settingsFromInput(line.settings))),
     // The catalog's own warnings (skipped, shadowed skills) are in the listing itself.
     Effect.provide(
       Layer.mergeAll(

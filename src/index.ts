@@ -25,6 +25,7 @@ export { StderrJsonLogging, StderrTextLogging } from "./Logging.js"
 export { serve } from "./mcp/Serve.js"
 export { makeServer } from "./mcp/Server.js"
 export { LineTransport } from "./mcp/Transport.js"
+export { resolveSettings, type SettingsInput } from "./Options.js"
 export { type Fingerprint, isInside } from "./platform/Paths.js"
 export {
   type CatalogReport,
@@ -33,14 +34,7 @@ export {
   formatCatalogReport,
 } from "./report/CatalogReport.js"
 export { formatLintReport, Lint, LintDiagnostic, LintedSkill, LintReport } from "./report/Lint.js"
-export {
-  defaults,
-  type Root,
-  resolveSettings,
-  Settings,
-  type SettingsInput,
-  type SettingsShape,
-} from "./Settings.js"
+export { defaults, type Root, Settings, type SettingsShape } from "./Settings.js"
 export {
   type Candidate,
   Discovery,

@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { helpText, OPTIONS, parseCommandLine } from "../src/Cli.js"
-import { environmentVariables } from "../src/Settings.js"
+import { environmentVariables } from "../src/Options.js"
 import { VERSION } from "../src/version.js"
 
 describe("parseCommandLine", () => {

@@ -3,15 +3,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import {
-  budgetOf,
-  defaults,
-  expandPath,
-  isLoopback,
-  parseListen,
-  resolveSettings,
-  splitSkillsDir,
-} from "../src/Settings.js"
+import { resolveSettings } from "../src/Options.js"
+import { expandPath, splitSkillsDir } from "../src/Roots.js"
+import { budgetOf, defaults, isLoopback, parseListen } from "../src/Settings.js"
 import { tempTree } from "./support/tree.js"
 
 const withEnv = (env: Record<string, string>) =>
