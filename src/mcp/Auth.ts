@@ -207,14 +207,31 @@ export const claimedGroups = (claim: unknown): ReadonlyArray<string> => {
   return []
 }
 
+/**
+ * What JWT callers see, by the groups of the file they name (per `jwt` section, so per version of
+ * the file; 256 sets at most): made once per set of groups, not at every request.
+ */
+const jwtRules = new WeakMap<typeof JwtEntry.Type, Map<string, Caller>>()
+
 /** The Caller of a verified JWT: named by its subject; see the module comment for its skills. */
 export const jwtCaller = (file: AuthFile, jwt: typeof JwtEntry.Type, payload: JWTPayload): Caller => {
   const groups = file.groups ?? {}
-  const known = claimedGroups(jwt.groups_claim === undefined ? undefined : payload[jwt.groups_claim]).flatMap(
-    (group) => (Object.hasOwn(groups, group) && groups[group] !== undefined ? [groups[group]] : []),
-  )
+  const claimed = claimedGroups(jwt.groups_claim === undefined ? undefined : payload[jwt.groups_claim])
+  const known = [...new Set(claimed.filter((group) => Object.hasOwn(groups, group)))].sort()
   const name = typeof payload.sub === "string" && payload.sub !== "" ? payload.sub : "jwt"
-  return callerOf(name, known.length > 0 ? known : [jwt])
+  let made = jwtRules.get(jwt)
+  if (made === undefined) {
+    made = new Map()
+    jwtRules.set(jwt, made)
+  }
+  const key = known.join("\n")
+  let rules = made.get(key)
+  if (rules === undefined) {
+    const chosen = known.flatMap((group) => (groups[group] === undefined ? [] : [groups[group]]))
+    rules = callerOf("", chosen.length > 0 ? chosen : [jwt])
+    if (made.size < 256) made.set(key, rules)
+  }
+  return { ...rules, name }
 }
 
 // ---------------------------------------------------------------------------------------------
