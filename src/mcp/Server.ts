@@ -220,16 +220,16 @@ export const makeServer = (
      * Runs a read of skill content, recorded in the audit log with its URI and outcome (and the
      * commit of the skill it read, from a git source).
      */
-    const audited = <A, R>(method: string, uri: string, effect: Effect.Effect<A, SkillError, R>) =>
-      Effect.map(
-        auditedRun(
-          clientAudit,
-          { tool: method, uri: uri.slice(0, 500) },
-          Effect.zip(effect, commitAt(uri)),
-          ([, commit]) => commit,
-        ),
+    const fromGit = settings.roots.some((root) => root.git !== undefined)
+    const audited = <A, R>(method: string, uri: string, effect: Effect.Effect<A, SkillError, R>) => {
+      const record = { tool: method, uri: uri.slice(0, 500) }
+      // Without git sources there is no commit to name: no lookup on every read.
+      if (!fromGit) return auditedRun(clientAudit, record, effect)
+      return Effect.map(
+        auditedRun(clientAudit, record, Effect.zip(effect, commitAt(uri)), ([, commit]) => commit),
         ([value]) => value,
       )
+    }
     const { complete, logLeftOut } = options.kept ?? (yield* makeKept)
     const subscriptions = yield* makeSubscriptions((uri) =>
       Effect.promise(() => server.sendResourceUpdated({ uri }).catch(() => undefined)),
