@@ -33,6 +33,9 @@ export interface AuditLogShape {
   readonly record: (record: AuditRecord) => Effect.Effect<void>
 }
 
+/** A record's `durationMs`: the time since `started` (a `performance.now()`), to 0.01 ms. */
+export const elapsedMs = (started: number): number => Math.round((performance.now() - started) * 100) / 100
+
 /** The JSON line written for a record. */
 export const formatAuditLine = (record: AuditRecord, time: Date): string =>
   `${JSON.stringify({ audit: true, time: time.toISOString(), ...record })}\n`

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import type { Caller } from "../Access.js"
-import { formatAuditLine } from "../AuditLog.js"
+import { elapsedMs, formatAuditLine } from "../AuditLog.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { watchCatalog } from "../catalog/Watching.js"
 import { UsageError } from "../Errors.js"
@@ -216,7 +216,7 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
             tool: "POST /mcp",
             outcome: outcome._tag === "Missing" ? "MissingToken" : "InvalidToken",
             remote,
-            durationMs: Math.round((performance.now() - started) * 100) / 100,
+            durationMs: elapsedMs(started),
           },
           new Date(),
         ),

@@ -15,6 +15,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type { AuditLogShape, AuditRecord } from "../AuditLog.js"
+import { elapsedMs } from "../AuditLog.js"
 import type { SkillError } from "../Errors.js"
 import { echo, InvalidArgument, MAX_ECHO, RequestTimeout } from "../Errors.js"
 
@@ -64,7 +65,7 @@ export const auditedRun = <A, R>(
         ...record,
         ...(Exit.isSuccess(exit) ? fromValue(exit.value) : {}),
         outcome: outcomeOf(exit),
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        durationMs: elapsedMs(started),
       }),
     )
   })

@@ -23,7 +23,7 @@ import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import type { Caller } from "../Access.js"
 import type { AuditRecord } from "../AuditLog.js"
-import { AuditLog } from "../AuditLog.js"
+import { AuditLog, elapsedMs } from "../AuditLog.js"
 import { Catalog } from "../catalog/Catalog.js"
 import type { SkillError } from "../Errors.js"
 import { echo } from "../Errors.js"
@@ -381,7 +381,7 @@ export const makeServer = (
           clientAudit.record({
             tool: request.method,
             outcome: name,
-            durationMs: Math.round((performance.now() - started) * 100) / 100,
+            durationMs: elapsedMs(started),
           }),
         )
       return answer().then(
