@@ -11,6 +11,9 @@
  * `node` bin there would put that Node first on the PATH of every npm script). They are optional
  * dependencies, so `npm ci` skips them on another platform; this script then says it could not
  * run them and exits 1, as it does when one is missing or is not the pinned version.
+ *
+ * On the first pin it also runs the official MCP conformance suite against `serve --http`
+ * (test/nodes/conformance.mjs; the suite is pinned here too, and needs Node 22 or later).
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -47,7 +50,18 @@ for (const { name, version } of pins) {
     stdio: "inherit",
   })
   results.push(`${label}: ${run.status === 0 ? "passed" : "FAILED"}`)
+  // The official conformance suite needs Node 22 or later: run once, on the first pin.
+  if (results.length === 1) {
+    console.log(`\n=== the official MCP conformance suite over HTTP on ${label} ===`)
+    const suite = spawnSync(node, [path.join(HERE, "conformance.mjs"), node], {
+      cwd: PROJECT,
+      stdio: "inherit",
+    })
+    results.push(`the conformance suite on ${label}: ${suite.status === 0 ? "passed" : "FAILED"}`)
+  }
 }
 
-console.log(`\nThe end-to-end suite on other Nodes:\n${results.map((line) => `  ${line}`).join("\n")}`)
+console.log(
+  `\nThe end-to-end suite (and the conformance suite) on other Nodes:\n${results.map((line) => `  ${line}`).join("\n")}`,
+)
 process.exit(results.every((line) => line.endsWith(": passed")) ? 0 : 1)
