@@ -1,7 +1,9 @@
 /**
  * The MCP server for one client: the SDK's low-level `Server` with one dispatch table whose
  * handlers decode their params with Effect Schema and run as Effects (src/mcp/Run.ts). Serves
- * tools, resources, prompts, completion, logging and the MCP Skills extension. How a client is
+ * tools, resources, prompts, completion, logging and the MCP Skills extension. What servers share
+ * (`makeServerContext`) is made once per connection over stdio and once per process over HTTP,
+ * where a server made per request (`statelessServer`) then runs no Effect. How a client is
  * served over a pair of streams (notifications, background work, the end of input) is
  * src/mcp/Serve.ts.
  */
