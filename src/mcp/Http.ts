@@ -16,7 +16,6 @@ import * as http from "node:http"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Runtime from "effect/Runtime"
 import type { Caller } from "../Access.js"
 import { elapsedMs, formatAuditLine } from "../AuditLog.js"
 import { Catalog } from "../catalog/Catalog.js"
@@ -32,8 +31,7 @@ import { makeGitHook, NOT_SERVED } from "./GitHook.js"
 import { budgetWarnings } from "./Guide.js"
 import type { HostRules } from "./HttpGuard.js"
 import { hostProblem, originProblem } from "./HttpGuard.js"
-import type { ServerServices } from "./Server.js"
-import { makeKept, makeServer } from "./Server.js"
+import { makeServerContext, statelessServer } from "./Server.js"
 
 /** What one request may take: its body, its time, and how many may be in flight at once. */
 const LIMITS = {
@@ -298,29 +296,23 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
     return front
   })
 
-/** The handler of /mcp POSTs: a stateless SDK server and transport per request. */
+/**
+ * The handler of /mcp POSTs: a stateless SDK server and transport per request, made without
+ * running an Effect from what every request shares (made once, `makeServerContext`).
+ */
 const makeMcpHandler = Effect.gen(function* () {
-  const runtime = yield* Effect.runtime<ServerServices>()
-  const kept = yield* makeKept
+  const context = yield* makeServerContext({ timeoutMs: LIMITS.requestMs })
   const handler: McpHandler = async (req, res, remote, caller) => {
-    const made = await Runtime.runPromise(runtime)(
-      makeServer(undefined, {
-        stateless: true,
-        remote,
-        timeoutMs: LIMITS.requestMs,
-        kept,
-        ...(caller === undefined ? {} : { caller }),
-      }),
-    )
+    const { server } = statelessServer(context, { remote, caller })
     // No session id: stateless. JSON answers: nothing is streamed.
     const transport = new StreamableHTTPServerTransport({
       enableJsonResponse: true,
       maxRequestBodySize: LIMITS.bodyBytes,
     })
     res.once("close", () => {
-      void made.server.close()
+      void server.close()
     })
-    await made.server.connect(transport)
+    await server.connect(transport)
     await transport.handleRequest(req, res)
   }
   return handler

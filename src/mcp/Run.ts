@@ -208,45 +208,48 @@ export interface RunnerOptions {
 }
 
 export const makeRunner = <R>(options: RunnerOptions = {}): Effect.Effect<Runner<R>, never, R> =>
-  Effect.map(Effect.runtime<R>(), (runtime) => {
-    const { timeoutMs } = options
-    /**
-     * Runs a request's effect to its exit; a defect is logged with its cause on stderr. Past
-     * `timeoutMs` its work is interrupted, as when the client cancels, and it fails with
-     * RequestTimeout: a plain timer and abort signal, which cost a request far less than racing
-     * its effect against a timer fiber (Effect.timeout).
-     */
-    const run = async <A, E>(
-      effect: Effect.Effect<A, E, R>,
-      signal: AbortSignal,
-    ): Promise<Exit.Exit<A, E | RequestTimeout>> => {
-      if (timeoutMs === undefined) return Runtime.runPromiseExit(runtime)(logDefects(effect), { signal })
-      const stop = new AbortController()
-      const cancel = () => stop.abort()
-      signal.addEventListener("abort", cancel, { once: true })
-      let timedOut = false
-      const timer = setTimeout(() => {
-        timedOut = true
-        stop.abort()
-      }, timeoutMs)
-      try {
-        const exit = await Runtime.runPromiseExit(runtime)(logDefects(effect), { signal: stop.signal })
-        return timedOut && Exit.isInterrupted(exit)
-          ? Exit.fail(new RequestTimeout({ limitMs: timeoutMs }))
-          : exit
-      } finally {
-        clearTimeout(timer)
-        signal.removeEventListener("abort", cancel)
-      }
+  Effect.map(Effect.runtime<R>(), (runtime) => runnerOn(runtime, options))
+
+/** A runner of request effects on `runtime` (see makeRunner). */
+export const runnerOn = <R>(runtime: Runtime.Runtime<R>, options: RunnerOptions = {}): Runner<R> => {
+  const { timeoutMs } = options
+  /**
+   * Runs a request's effect to its exit; a defect is logged with its cause on stderr. Past
+   * `timeoutMs` its work is interrupted, as when the client cancels, and it fails with
+   * RequestTimeout: a plain timer and abort signal, which cost a request far less than racing
+   * its effect against a timer fiber (Effect.timeout).
+   */
+  const run = async <A, E>(
+    effect: Effect.Effect<A, E, R>,
+    signal: AbortSignal,
+  ): Promise<Exit.Exit<A, E | RequestTimeout>> => {
+    if (timeoutMs === undefined) return Runtime.runPromiseExit(runtime)(logDefects(effect), { signal })
+    const stop = new AbortController()
+    const cancel = () => stop.abort()
+    signal.addEventListener("abort", cancel, { once: true })
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      stop.abort()
+    }, timeoutMs)
+    try {
+      const exit = await Runtime.runPromiseExit(runtime)(logDefects(effect), { signal: stop.signal })
+      return timedOut && Exit.isInterrupted(exit)
+        ? Exit.fail(new RequestTimeout({ limitMs: timeoutMs }))
+        : exit
+    } finally {
+      clearTimeout(timer)
+      signal.removeEventListener("abort", cancel)
     }
-    const request = async <A>(
-      effect: Effect.Effect<A, SkillError, R>,
-      signal: AbortSignal,
-      uri?: string,
-    ): Promise<A> => {
-      const exit = await run(effect, signal)
-      if (Exit.isSuccess(exit)) return exit.value
-      throw toProtocolError(exit.cause, uri)
-    }
-    return { tool: (effect, signal) => run(effect, signal).then(toToolResult), request }
-  })
+  }
+  const request = async <A>(
+    effect: Effect.Effect<A, SkillError, R>,
+    signal: AbortSignal,
+    uri?: string,
+  ): Promise<A> => {
+    const exit = await run(effect, signal)
+    if (Exit.isSuccess(exit)) return exit.value
+    throw toProtocolError(exit.cause, uri)
+  }
+  return { tool: (effect, signal) => run(effect, signal).then(toToolResult), request }
+}
