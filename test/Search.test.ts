@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { Catalog } from "../src/catalog/Catalog.js"
-import type { Searchable } from "../src/catalog/Search.js"
+import type { Ranking, Searchable } from "../src/catalog/Search.js"
 import { makeSearchIndex } from "../src/catalog/Search.js"
 import { makeSearching } from "../src/catalog/Searching.js"
 import { servicesFor } from "./support/layers.js"
@@ -11,12 +11,15 @@ import { skillMd, tempTree } from "./support/tree.js"
 
 const skill = (id: string, description: string, name = id): Searchable => ({ id, name, description })
 
+/** Every skill of a ranking, in order. */
+const allOf = <S extends Searchable>(ranking: Ranking<S>) => ranking.slice(0, ranking.total)
+
 const indexOf = (skills: ReadonlyArray<Searchable>) => {
   const index = makeSearchIndex()
   index.sync(skills, new Map(skills.map((entry) => [entry.id, entry])))
   const rank = (query: string) => {
-    const { skills: ranked, match } = index.rank(query)
-    return { ids: ranked.map((entry) => entry.id), match }
+    const ranking = index.rank(query)
+    return { ids: allOf(ranking).map((entry) => entry.id), match: ranking.match }
   }
   return { index, rank }
 }
@@ -120,10 +123,10 @@ describe("search among a caller's skills", () => {
     "charts tables zebra pdf",
   ])("ranks %s as an index of only those skills would", (query) => {
     const { index } = indexOf(all)
-    const viewed = index.rank(query, undefined, keep)
+    const viewed = index.rank(query, { within: keep })
     const fresh = indexOf(kept).rank(query)
-    expect({ ids: viewed.skills.map((entry) => entry.id), match: viewed.match }).toEqual(fresh)
-    expect(viewed.skills.some((entry) => entry.id.startsWith("secret"))).toBe(false)
+    expect({ ids: allOf(viewed).map((entry) => entry.id), match: viewed.match }).toEqual(fresh)
+    expect(allOf(viewed).some((entry) => entry.id.startsWith("secret"))).toBe(false)
   })
 })
 
@@ -164,7 +167,7 @@ describe("search over bodies", () => {
   it("matches other forms of a word through its stem, typed or indexed", () => {
     const { index, rank } = indexOf([skill("debugging", "Find bugs."), skill("other", "Other things.")])
     index.addBody(
-      index.rank("bugs").skills[0] as Searchable,
+      index.rank("bugs").slice(0, 1)[0] as Searchable,
       "When a test fails, trace the failure to its root cause.",
     )
     expect(rank("my tests keep failing").ids[0]).toBe("debugging")
