@@ -249,6 +249,62 @@ describe("search ranking", () => {
     for (const query of queries) expect(rank(query).ids, query).toEqual(freshRank(remaining, query))
   })
 
+  it("pages through a ranking in the order of a full sort, as a view, with a first skill and only some shown", () => {
+    // Two indexes of the same skills (bodies for a third of them): one gives the reference, a
+    // whole ranking sorted at once; the other is asked page by page, the queries in reverse order
+    // (a ranking must not depend on the ones before it).
+    const skills = generated(3000)
+    const bodyOf = (entry: Searchable) => `# ${entry.id.split("-")[0]}\n\n${entry.description} templates`
+    const reference = indexOf(skills).index
+    const paged = indexOf(skills).index
+    for (const [at, entry] of skills.entries()) {
+      if (at % 3 !== 0) continue
+      reference.addBody(entry, bodyOf(entry))
+      paged.addBody(entry, bodyOf(entry))
+    }
+    const words = ["report", "deploy", "testing", "charts", "review", "database", "kubernetes", "invoice"]
+    const queries = [
+      ...words,
+      ...words.map((word) => word.slice(0, 3)),
+      ...words.map((word) => `${word.slice(0, 2)}${word.slice(3)}`),
+      ...words.map((word, at) => `${word} ${words[(at + 3) % words.length]}`),
+      "translaton tempaltes golang",
+      "python zebra",
+      "data",
+      "the",
+    ]
+    const within = (entry: Searchable) => !entry.id.endsWith("7")
+    const shown = (entry: Searchable) => entry.id.length % 4 !== 0
+    const first = skills[1234]
+    const cases = queries.flatMap((query) => [
+      { query, options: {} },
+      { query, options: { within } },
+      { query, options: { within, first, shown } },
+      { query, options: { first } },
+    ])
+    const expected = cases.map(({ query, options }) => {
+      const whole = reference.rank(query, { within: options.within })
+      const all = allOf(whole)
+      const firstOf =
+        options.first === undefined ? all : [options.first, ...all.filter((entry) => entry !== options.first)]
+      const ids = firstOf.filter(options.shown ?? (() => true)).map((entry) => entry.id)
+      return { ids, total: ids.length, match: whole.match }
+    })
+    expect(expected.filter(({ total }) => total > 500).length).toBeGreaterThan(20)
+    const sizes = [1, 3, 20, 7, 50]
+    for (const [at, { query, options }] of [...cases.entries()].reverse()) {
+      const ranking = paged.rank(query, options)
+      const ids: Array<string> = []
+      for (let page = 0; ids.length < ranking.total; page++) {
+        const size = sizes[page % sizes.length] ?? 1
+        ids.push(...ranking.slice(ids.length, ids.length + size).map((entry) => entry.id))
+      }
+      expect({ ids, total: ranking.total, match: ranking.match }, `${query} ${Object.keys(options)}`).toEqual(
+        expected[at],
+      )
+    }
+  })
+
   it("ranks 3,000 equal scores in catalog order, not in the order they were indexed", () => {
     const skills = Array.from({ length: 3000 }, (_, at) =>
       skill(`tie-${String(at).padStart(4, "0")}`, "Alpha beta."),

@@ -522,20 +522,16 @@ class Index<S extends Searchable> {
       }
     })
     // Skills matching more of the words first; `match` says whether the best matched all.
-    let best = -1
+    let best = hits[0] ?? 0
     for (let at = 0; at < found; at++) {
       const document = hits[at] ?? 0
       const score = (scores[document] ?? 0) * bitCount(matched[document] ?? 0)
       scores[document] = score
       const bestScore = scores[best] ?? 0
-      if (
-        best < 0 ||
-        score > bestScore ||
-        (score === bestScore && (positions[document] ?? 0) < (positions[best] ?? 0))
-      )
+      if (score > bestScore || (score === bestScore && (positions[document] ?? 0) < (positions[best] ?? 0)))
         best = document
     }
-    const match = best < 0 || matched[best] === (1 << words.length) - 1 ? "all" : "any"
+    const match = found === 0 || matched[best] === (1 << words.length) - 1 ? "all" : "any"
     // What the ranking keeps of each skill listed; the scratch is cleared behind.
     const listed: Array<S> = []
     const listedScores = new Float64Array(found + 1)
