@@ -130,6 +130,34 @@ describe("search among a caller's skills", () => {
   })
 })
 
+describe("search among a caller's skills as the index changes", () => {
+  // A caller's view is asked again and again with the same `within` function (one per view of a
+  // snapshot): what the index made of it must follow bodies indexed and skills that leave.
+  const skills = Array.from({ length: 60 }, (_, at) =>
+    skill(`s-${at}`, at % 2 === 0 ? "Zebra stripes." : "Stripes and more stripes, and zebra crossings."),
+  )
+  const within = (entry: Searchable) => Number(entry.id.slice(2)) % 3 !== 0
+  const bodyOf = (at: number) => `${"zebra ".repeat(1 + (at % 5))}${"word ".repeat(at % 17)}`
+  const idsOf = (ranking: Ranking<Searchable>) => allOf(ranking).map((entry) => entry.id)
+
+  it("ranks as a fresh index of the view's skills after bodies come and skills leave", () => {
+    const { index } = indexOf(skills)
+    const fresh = indexOf(skills.filter(within))
+    expect(idsOf(index.rank("zebra stripe", { within }))).toEqual(fresh.rank("zebra stripe").ids)
+    skills.forEach((entry, at) => {
+      if (at % 2 === 1) return
+      index.addBody(entry, bodyOf(at))
+      if (within(entry)) fresh.index.addBody(entry, bodyOf(at))
+    })
+    expect(idsOf(index.rank("zebra stripe", { within }))).toEqual(fresh.rank("zebra stripe").ids)
+    const left = skills.filter((_, at) => at % 4 !== 1)
+    index.sync(left, new Map(left.map((entry) => [entry.id, entry])))
+    const kept = left.filter(within)
+    fresh.index.sync(kept, new Map(kept.map((entry) => [entry.id, entry])))
+    expect(idsOf(index.rank("zebra stripe", { within }))).toEqual(fresh.rank("zebra stripe").ids)
+  })
+})
+
 describe("search over bodies", () => {
   const skills = [
     skill("described", "Draw zebra stripes."),

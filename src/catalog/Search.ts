@@ -141,6 +141,12 @@ type Expansions = ReadonlyArray<readonly [Term, number]>
  */
 type Within = Uint8Array | undefined
 
+/** How many skills a ranking is among, and per field the average length of those that have it. */
+interface Statistics {
+  readonly count: number
+  readonly averages: ReadonlyArray<number>
+}
+
 /**
  * A ranking's skills with their scores and catalog positions (fixed when it is made, so that
  * later changes to the index leave it alone), put in order as far as a slice asks. `order`
@@ -246,6 +252,13 @@ class Index<S extends Searchable> {
   /** Current skills whose body is indexed. */
   bodies = 0
   removed = 0
+  /** Bumped whenever what is indexed changes: a view's mask and statistics are of one count. */
+  private changes = 0
+  /** Per view (its `keep`, one function per view of a snapshot): its mask and statistics. */
+  private readonly views = new WeakMap<
+    (skill: S) => boolean,
+    { readonly changes: number; readonly mask: Uint8Array; readonly statistics: Statistics }
+  >()
 
   private addField(document: number, field: number, text: string) {
     const { counts, length } = countTerms(text)
@@ -273,6 +286,7 @@ class Index<S extends Searchable> {
   }
 
   add(skill: S, position: number) {
+    this.changes++
     const document = this.skills.length
     this.skills.push(skill)
     this.positions.push(position)
@@ -292,6 +306,7 @@ class Index<S extends Searchable> {
     this.addField(document, BODY, text)
     this.withBody[document] = true
     this.bodies++
+    this.changes++
     return true
   }
 
@@ -312,6 +327,7 @@ class Index<S extends Searchable> {
     this.skills[document] = undefined
     this.documentOf.delete(skill.id)
     this.removed++
+    this.changes++
   }
 
   /**
@@ -357,15 +373,23 @@ class Index<S extends Searchable> {
       }
     }
     this.removed = 0
+    this.changes++
   }
 
-  /** The documents of the current skills `keep` keeps. */
-  within(keep: (skill: S) => boolean): Uint8Array {
+  /**
+   * The documents of the current skills `keep` keeps, and their statistics; made again only
+   * once the index changed or for another `keep`.
+   */
+  within(keep: (skill: S) => boolean): { readonly mask: Uint8Array; readonly statistics: Statistics } {
+    const known = this.views.get(keep)
+    if (known !== undefined && known.changes === this.changes) return known
     const mask = new Uint8Array(this.skills.length)
     this.skills.forEach((skill, document) => {
       if (skill !== undefined && keep(skill)) mask[document] = 1
     })
-    return mask
+    const view = { changes: this.changes, mask, statistics: this.statistics(mask) }
+    this.views.set(keep, view)
+    return view
   }
 
   /** The document is a current skill (among `within`, when given). */
@@ -381,7 +405,7 @@ class Index<S extends Searchable> {
   }
 
   /** How many skills are ranked among, per field how many have it indexed, and its average length. */
-  private statistics(within: Within) {
+  private statistics(within: Within): Statistics {
     if (within === undefined) {
       const count = this.documentOf.size
       /** Bodies come after the metadata. */
@@ -485,13 +509,14 @@ class Index<S extends Searchable> {
   rank(
     words: ReadonlyArray<Expansions>,
     weights: RankingWeights,
-    within: Within,
+    view: { readonly mask: Uint8Array; readonly statistics: Statistics } | undefined,
     first: S | undefined,
     shown: ((skill: S) => boolean) | undefined,
   ): Ranking<S> {
     const { lengths, positions, skills } = this
     const { fields, k, b, d } = weights
-    const { count, averages } = this.statistics(within)
+    const within = view?.mask
+    const { count, averages } = view?.statistics ?? this.statistics(undefined)
     const { scores, matched, frequencies, hits, holding } = this.scratchFor(words)
     let found = 0
     words.forEach((terms, bit) => {
@@ -613,8 +638,8 @@ export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
     rank: (query, { weights = DEFAULT_WEIGHTS, within: keep, first, shown } = {}) => {
       const words = queryWords(query).slice(0, MAX_QUERY_WORDS)
       // Without words, no statistics are needed: the ranking holds `first` at most.
-      const within = keep === undefined || words.length === 0 ? undefined : index.within(keep)
-      return index.rank(index.affordable(words, weights, within), weights, within, first, shown)
+      const view = keep === undefined || words.length === 0 ? undefined : index.within(keep)
+      return index.rank(index.affordable(words, weights, view?.mask), weights, view, first, shown)
     },
     size: () => ({ skills: index.documentOf.size, bodies: index.bodies }),
   }

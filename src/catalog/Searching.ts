@@ -17,7 +17,7 @@ import { decodeRankedCursor, encodeRankedCursor, queryKey } from "./Paging.js"
 import type { Ranking, SearchIndex } from "./Search.js"
 import { makeSearchIndex } from "./Search.js"
 import type { Skill, Snapshot } from "./Snapshot.js"
-import { findSkill } from "./Snapshot.js"
+import { findSkill, perSnapshot } from "./Snapshot.js"
 import type { View } from "./Views.js"
 
 /** Rankings kept for paging (each at most one reference per skill). */
@@ -141,6 +141,9 @@ export const makeSearching = (
       return Effect.asVoid(Effect.forkIn(buildIndex, scope))
     })
 
+    /** Whether a skill is one of a view's: one function per view of a snapshot (Search keeps its mask). */
+    const keepOf = perSnapshot((seen) => (skill: Skill) => seen.byId.get(skill.id) === skill)
+
     /**
      * The skills a query ranks, best first, in `seen`: a snapshot the index is in step with, or a
      * caller's view of it (src/catalog/Views.ts), which holds the very same skill objects.
@@ -154,11 +157,17 @@ export const makeSearching = (
     ) =>
       built.rank(key, {
         // In a view, ranked as an index of only its skills would rank them.
-        within: viewed ? (skill) => seen.byId.get(skill.id) === skill : undefined,
+        within: viewed ? keepOf(seen) : undefined,
         // An exact id or name comes first.
         first: findSkill(seen, key),
         shown: among === "published" ? (skill) => seen.addresses.get(skill)?.published === true : undefined,
       })
+
+    /** What a view's rankings searched, as of a generation (counted once, not per query). */
+    const searchedByView = new WeakMap<
+      Snapshot,
+      { readonly generation: number; readonly searched: { readonly skills: number; readonly bodies: number } }
+    >()
 
     /**
      * What a ranking searched: the skills the index holds and how many with their body; in a
@@ -166,9 +175,13 @@ export const makeSearching = (
      */
     const searchedIn = (seen: Snapshot, built: SearchIndex<Skill>, viewed: boolean) => {
       if (!viewed) return built.size()
+      const known = searchedByView.get(seen)
+      if (known !== undefined && known.generation === generation) return known.searched
       let bodies = 0
       for (const skill of seen.skills) if (!built.needsBody(skill)) bodies++
-      return { skills: seen.skills.length, bodies }
+      const searched = { skills: seen.skills.length, bodies }
+      searchedByView.set(seen, { generation, searched })
+      return searched
     }
 
     /** The index, built and in step with the current snapshot (which it answers). */
