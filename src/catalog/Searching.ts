@@ -20,7 +20,7 @@ import type { Skill, Snapshot } from "./Snapshot.js"
 import { findSkill, perSnapshot } from "./Snapshot.js"
 import type { View } from "./Views.js"
 
-/** Rankings kept for paging (each at most one reference per skill). */
+/** Rankings kept for paging (each holds a reference, a score and a position per skill it ranks). */
 const MAX_RANKINGS = 16
 /**
  * A search's page unless the caller asks for more (up to the page size): the best few are what
