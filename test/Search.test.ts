@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { Catalog } from "../src/catalog/Catalog.js"
-import type { Searchable } from "../src/catalog/Search.js"
+import type { Ranking, Searchable } from "../src/catalog/Search.js"
 import { makeSearchIndex } from "../src/catalog/Search.js"
 import { makeSearching } from "../src/catalog/Searching.js"
 import { servicesFor } from "./support/layers.js"
@@ -11,12 +11,15 @@ import { skillMd, tempTree } from "./support/tree.js"
 
 const skill = (id: string, description: string, name = id): Searchable => ({ id, name, description })
 
+/** Every skill of a ranking, in order. */
+const allOf = <S extends Searchable>(ranking: Ranking<S>) => ranking.slice(0, ranking.total)
+
 const indexOf = (skills: ReadonlyArray<Searchable>) => {
   const index = makeSearchIndex()
   index.sync(skills, new Map(skills.map((entry) => [entry.id, entry])))
   const rank = (query: string) => {
-    const { skills: ranked, match } = index.rank(query)
-    return { ids: ranked.map((entry) => entry.id), match }
+    const ranking = index.rank(query)
+    return { ids: allOf(ranking).map((entry) => entry.id), match: ranking.match }
   }
   return { index, rank }
 }
@@ -120,10 +123,38 @@ describe("search among a caller's skills", () => {
     "charts tables zebra pdf",
   ])("ranks %s as an index of only those skills would", (query) => {
     const { index } = indexOf(all)
-    const viewed = index.rank(query, undefined, keep)
+    const viewed = index.rank(query, { within: keep })
     const fresh = indexOf(kept).rank(query)
-    expect({ ids: viewed.skills.map((entry) => entry.id), match: viewed.match }).toEqual(fresh)
-    expect(viewed.skills.some((entry) => entry.id.startsWith("secret"))).toBe(false)
+    expect({ ids: allOf(viewed).map((entry) => entry.id), match: viewed.match }).toEqual(fresh)
+    expect(allOf(viewed).some((entry) => entry.id.startsWith("secret"))).toBe(false)
+  })
+})
+
+describe("search among a caller's skills as the index changes", () => {
+  // A caller's view is asked again and again with the same `within` function (one per view of a
+  // snapshot): what the index made of it must follow bodies indexed and skills that leave.
+  const skills = Array.from({ length: 60 }, (_, at) =>
+    skill(`s-${at}`, at % 2 === 0 ? "Zebra stripes." : "Stripes and more stripes, and zebra crossings."),
+  )
+  const within = (entry: Searchable) => Number(entry.id.slice(2)) % 3 !== 0
+  const bodyOf = (at: number) => `${"zebra ".repeat(1 + (at % 5))}${"word ".repeat(at % 17)}`
+  const idsOf = (ranking: Ranking<Searchable>) => allOf(ranking).map((entry) => entry.id)
+
+  it("ranks as a fresh index of the view's skills after bodies come and skills leave", () => {
+    const { index } = indexOf(skills)
+    const fresh = indexOf(skills.filter(within))
+    expect(idsOf(index.rank("zebra stripe", { within }))).toEqual(fresh.rank("zebra stripe").ids)
+    skills.forEach((entry, at) => {
+      if (at % 2 === 1) return
+      index.addBody(entry, bodyOf(at))
+      if (within(entry)) fresh.index.addBody(entry, bodyOf(at))
+    })
+    expect(idsOf(index.rank("zebra stripe", { within }))).toEqual(fresh.rank("zebra stripe").ids)
+    const left = skills.filter((_, at) => at % 4 !== 1)
+    index.sync(left, new Map(left.map((entry) => [entry.id, entry])))
+    const kept = left.filter(within)
+    fresh.index.sync(kept, new Map(kept.map((entry) => [entry.id, entry])))
+    expect(idsOf(index.rank("zebra stripe", { within }))).toEqual(fresh.rank("zebra stripe").ids)
   })
 })
 
@@ -164,7 +195,7 @@ describe("search over bodies", () => {
   it("matches other forms of a word through its stem, typed or indexed", () => {
     const { index, rank } = indexOf([skill("debugging", "Find bugs."), skill("other", "Other things.")])
     index.addBody(
-      index.rank("bugs").skills[0] as Searchable,
+      index.rank("bugs").slice(0, 1)[0] as Searchable,
       "When a test fails, trace the failure to its root cause.",
     )
     expect(rank("my tests keep failing").ids[0]).toBe("debugging")
@@ -244,6 +275,62 @@ describe("search ranking", () => {
     const remaining = first === undefined ? others : [...others, first]
     index.sync(remaining, new Map(remaining.map((entry) => [entry.id, entry])))
     for (const query of queries) expect(rank(query).ids, query).toEqual(freshRank(remaining, query))
+  })
+
+  it("pages through a ranking in the order of a full sort, as a view, with a first skill and only some shown", () => {
+    // Two indexes of the same skills (bodies for a third of them): one gives the reference, a
+    // whole ranking sorted at once; the other is asked page by page, the queries in reverse order
+    // (a ranking must not depend on the ones before it).
+    const skills = generated(3000)
+    const bodyOf = (entry: Searchable) => `# ${entry.id.split("-")[0]}\n\n${entry.description} templates`
+    const reference = indexOf(skills).index
+    const paged = indexOf(skills).index
+    for (const [at, entry] of skills.entries()) {
+      if (at % 3 !== 0) continue
+      reference.addBody(entry, bodyOf(entry))
+      paged.addBody(entry, bodyOf(entry))
+    }
+    const words = ["report", "deploy", "testing", "charts", "review", "database", "kubernetes", "invoice"]
+    const queries = [
+      ...words,
+      ...words.map((word) => word.slice(0, 3)),
+      ...words.map((word) => `${word.slice(0, 2)}${word.slice(3)}`),
+      ...words.map((word, at) => `${word} ${words[(at + 3) % words.length]}`),
+      "translaton tempaltes golang",
+      "python zebra",
+      "data",
+      "the",
+    ]
+    const within = (entry: Searchable) => !entry.id.endsWith("7")
+    const shown = (entry: Searchable) => entry.id.length % 4 !== 0
+    const first = skills[1234]
+    const cases = queries.flatMap((query) => [
+      { query, options: {} },
+      { query, options: { within } },
+      { query, options: { within, first, shown } },
+      { query, options: { first } },
+    ])
+    const expected = cases.map(({ query, options }) => {
+      const whole = reference.rank(query, { within: options.within })
+      const all = allOf(whole)
+      const firstOf =
+        options.first === undefined ? all : [options.first, ...all.filter((entry) => entry !== options.first)]
+      const ids = firstOf.filter(options.shown ?? (() => true)).map((entry) => entry.id)
+      return { ids, total: ids.length, match: whole.match }
+    })
+    expect(expected.filter(({ total }) => total > 500).length).toBeGreaterThan(20)
+    const sizes = [1, 3, 20, 7, 50]
+    for (const [at, { query, options }] of [...cases.entries()].reverse()) {
+      const ranking = paged.rank(query, options)
+      const ids: Array<string> = []
+      for (let page = 0; ids.length < ranking.total; page++) {
+        const size = sizes[page % sizes.length] ?? 1
+        ids.push(...ranking.slice(ids.length, ids.length + size).map((entry) => entry.id))
+      }
+      expect({ ids, total: ranking.total, match: ranking.match }, `${query} ${Object.keys(options)}`).toEqual(
+        expected[at],
+      )
+    }
   })
 
   it("ranks 3,000 equal scores in catalog order, not in the order they were indexed", () => {

@@ -32,10 +32,35 @@ export interface Searchable {
   readonly description: string
 }
 
-/** Skills by relevance, best first; `all` when every query word matched. */
+/**
+ * Skills by relevance, best first; `all` when the best one matched every query word. Only as
+ * much of it is put in order as is asked for (`slice`): a first page needs the best 20 of
+ * what may be thousands of skills, and most searches never ask for a second.
+ */
 export interface Ranking<S extends Searchable> {
-  readonly skills: ReadonlyArray<S>
+  /** How many skills it holds. */
+  readonly total: number
   readonly match: "all" | "any"
+  /** Its skills from `start` up to `end` (not included), in order. */
+  readonly slice: (start: number, end: number) => ReadonlyArray<S>
+}
+
+/** How to rank, besides the query. */
+export interface RankOptions<S extends Searchable> {
+  /** Other weights than the index's (to compare them). */
+  readonly weights?: RankingWeights
+  /**
+   * Only the skills it keeps are ranked (a caller's view of the catalog), as an index of only
+   * those would rank them: counts and lengths are theirs alone.
+   */
+  readonly within?: ((skill: S) => boolean) | undefined
+  /** A skill listed first whether the query's words match it or not (an exact id or name). */
+  readonly first?: S | undefined
+  /**
+   * Only the skills it shows are listed, ranked as among all (`match` is the whole ranking's):
+   * the skills the Skills extension publishes.
+   */
+  readonly shown?: ((skill: S) => boolean) | undefined
 }
 
 const MAX_QUERY_WORDS = 12
@@ -116,6 +141,101 @@ type Expansions = ReadonlyArray<readonly [Term, number]>
  */
 type Within = Uint8Array | undefined
 
+/** How many skills a ranking is among, and per field the average length of those that have it. */
+interface Statistics {
+  readonly count: number
+  readonly averages: ReadonlyArray<number>
+}
+
+/**
+ * A ranking's skills with their scores and catalog positions (fixed when it is made, so that
+ * later changes to the index leave it alone), put in order as far as a slice asks. `order`
+ * holds their numbers; its first `sorted` are in their final order, each before all after it.
+ */
+class LazyRanking<S extends Searchable> implements Ranking<S> {
+  private readonly order: Uint32Array
+  private sorted = 0
+
+  constructor(
+    private readonly skills: ReadonlyArray<S>,
+    private readonly scores: Float64Array,
+    private readonly positions: Uint32Array,
+    readonly match: "all" | "any",
+    /** The number of a skill that comes first whatever its score. */
+    first: number | undefined,
+  ) {
+    this.order = new Uint32Array(skills.length)
+    for (let at = 0; at < skills.length; at++) this.order[at] = at
+    if (first !== undefined) {
+      this.order[0] = first
+      this.order[first] = 0
+      this.sorted = 1
+    }
+  }
+
+  get total() {
+    return this.skills.length
+  }
+
+  /** Below 0 when skill `a` ranks before `b`: a higher score, then an earlier catalog position. */
+  private readonly compare = (a: number, b: number) =>
+    (this.scores[b] ?? 0) - (this.scores[a] ?? 0) || (this.positions[a] ?? 0) - (this.positions[b] ?? 0)
+
+  slice(start: number, end: number): ReadonlyArray<S> {
+    const to = Math.min(end, this.skills.length)
+    if (to > this.sorted) this.orderUpTo(to)
+    const found: Array<S> = []
+    for (let at = start; at < to; at++) {
+      const skill = this.skills[this.order[at] ?? 0]
+      if (skill !== undefined) found.push(skill)
+    }
+    return found
+  }
+
+  /**
+   * Puts the best of the unordered rest in order up to `to`: a heap of the best `to - sorted`
+   * seen so far, the worst of them at its root, which each skill that ranks before it replaces;
+   * then the heap is sorted. Most skills are compared once, with the root. Up to the end, the
+   * rest is simply sorted.
+   */
+  private orderUpTo(to: number) {
+    const rest = this.order.subarray(this.sorted)
+    const count = to - this.sorted
+    this.sorted = to
+    if (count >= rest.length) {
+      rest.sort(this.compare)
+      return
+    }
+    const heap = rest.subarray(0, count)
+    for (let at = (count >> 1) - 1; at >= 0; at--) this.siftDown(heap, at)
+    for (let at = count; at < rest.length; at++) {
+      const skill = rest[at] ?? 0
+      if (this.compare(skill, heap[0] ?? 0) < 0) {
+        rest[at] = heap[0] ?? 0
+        heap[0] = skill
+        this.siftDown(heap, 0)
+      }
+    }
+    heap.sort(this.compare)
+  }
+
+  /** Moves the heap's entry at `at` down until none below it ranks after it. */
+  private siftDown(heap: Uint32Array, at: number) {
+    const skill = heap[at] ?? 0
+    let hole = at
+    for (;;) {
+      let child = hole * 2 + 1
+      if (child >= heap.length) break
+      // The child that ranks later.
+      if (child + 1 < heap.length && this.compare(heap[child + 1] ?? 0, heap[child] ?? 0) > 0) child++
+      if (this.compare(heap[child] ?? 0, skill) <= 0) break
+      heap[hole] = heap[child] ?? 0
+      hole = child
+    }
+    heap[hole] = skill
+  }
+}
+
 class Index<S extends Searchable> {
   /** The terms: a radix tree for prefix and typo lookups, a Map for exact ones (halves the build). */
   readonly tree = new SearchableMap<Term>()
@@ -132,6 +252,13 @@ class Index<S extends Searchable> {
   /** Current skills whose body is indexed. */
   bodies = 0
   removed = 0
+  /** Bumped whenever what is indexed changes: a view's mask and statistics are of one count. */
+  private changes = 0
+  /** Per view (its `keep`, one function per view of a snapshot): its mask and statistics. */
+  private readonly views = new WeakMap<
+    (skill: S) => boolean,
+    { readonly changes: number; readonly mask: Uint8Array; readonly statistics: Statistics }
+  >()
 
   private addField(document: number, field: number, text: string) {
     const { counts, length } = countTerms(text)
@@ -159,6 +286,7 @@ class Index<S extends Searchable> {
   }
 
   add(skill: S, position: number) {
+    this.changes++
     const document = this.skills.length
     this.skills.push(skill)
     this.positions.push(position)
@@ -178,6 +306,7 @@ class Index<S extends Searchable> {
     this.addField(document, BODY, text)
     this.withBody[document] = true
     this.bodies++
+    this.changes++
     return true
   }
 
@@ -198,6 +327,7 @@ class Index<S extends Searchable> {
     this.skills[document] = undefined
     this.documentOf.delete(skill.id)
     this.removed++
+    this.changes++
   }
 
   /**
@@ -243,15 +373,23 @@ class Index<S extends Searchable> {
       }
     }
     this.removed = 0
+    this.changes++
   }
 
-  /** The documents of the current skills `keep` keeps. */
-  within(keep: (skill: S) => boolean): Uint8Array {
+  /**
+   * The documents of the current skills `keep` keeps, and their statistics; made again only
+   * once the index changed or for another `keep`.
+   */
+  within(keep: (skill: S) => boolean): { readonly mask: Uint8Array; readonly statistics: Statistics } {
+    const known = this.views.get(keep)
+    if (known !== undefined && known.changes === this.changes) return known
     const mask = new Uint8Array(this.skills.length)
     this.skills.forEach((skill, document) => {
       if (skill !== undefined && keep(skill)) mask[document] = 1
     })
-    return mask
+    const view = { changes: this.changes, mask, statistics: this.statistics(mask) }
+    this.views.set(keep, view)
+    return view
   }
 
   /** The document is a current skill (among `within`, when given). */
@@ -267,7 +405,7 @@ class Index<S extends Searchable> {
   }
 
   /** How many skills are ranked among, per field how many have it indexed, and its average length. */
-  private statistics(within: Within) {
+  private statistics(within: Within): Statistics {
     if (within === undefined) {
       const count = this.documentOf.size
       /** Bodies come after the metadata. */
@@ -332,55 +470,115 @@ class Index<S extends Searchable> {
     return costs.map(({ terms }) => terms)
   }
 
-  /** Skills by relevance to the words (at most 16) these expansions stand for, best first. */
-  rank(words: ReadonlyArray<Expansions>, weights: RankingWeights, within: Within): Ranking<S> {
+  /**
+   * A ranking's scratch, per document number: scores, the query words matched (a bit each), a
+   * term's weighted occurrences; all zero between rankings (each clears what it touched). And
+   * lists of document numbers: the skills a ranking found, and those holding one term. Made
+   * anew only when the documents (or a term's postings) outgrow them.
+   */
+  private scratch = {
+    scores: new Float64Array(0),
+    matched: new Uint16Array(0),
+    frequencies: new Float64Array(0),
+    hits: new Uint32Array(0),
+    holding: new Uint32Array(0),
+  }
+
+  private scratchFor(words: ReadonlyArray<Expansions>) {
+    const documents = this.skills.length
+    let postings = 0
+    for (const terms of words) for (const [{ used }] of terms) postings = Math.max(postings, used)
+    if (this.scratch.scores.length < documents) {
+      this.scratch = {
+        scores: new Float64Array(documents),
+        matched: new Uint16Array(documents),
+        frequencies: new Float64Array(documents),
+        hits: new Uint32Array(documents),
+        holding: this.scratch.holding,
+      }
+    }
+    // A term's postings name a document once per field.
+    if (this.scratch.holding.length < postings) this.scratch.holding = new Uint32Array(postings)
+    return this.scratch
+  }
+
+  /**
+   * Skills by relevance to the words (at most 16) these expansions stand for, best first; `first`
+   * before them, and only those `shown` (RankOptions).
+   */
+  rank(
+    words: ReadonlyArray<Expansions>,
+    weights: RankingWeights,
+    view: { readonly mask: Uint8Array; readonly statistics: Statistics } | undefined,
+    first: S | undefined,
+    shown: ((skill: S) => boolean) | undefined,
+  ): Ranking<S> {
     const { lengths, positions, skills } = this
     const { fields, k, b, d } = weights
-    const { count, averages } = this.statistics(within)
-    const scores = new Float64Array(skills.length)
-    /** Per document number: the query words it matched, a bit each. */
-    const matched = new Uint16Array(skills.length)
-    const hits: Array<number> = []
-    /** Per document number: a term's occurrences, weighted by field and normalised by length. */
-    const frequencies = new Float64Array(skills.length)
+    const within = view?.mask
+    const { count, averages } = view?.statistics ?? this.statistics(undefined)
+    const { scores, matched, frequencies, hits, holding } = this.scratchFor(words)
+    let found = 0
     words.forEach((terms, bit) => {
       for (const [term, weight] of terms) {
         const { postings, counts, used } = term
-        const holding: Array<number> = []
+        let held = 0
         for (let at = 0; at < used; at++) {
           const entry = postings[at] ?? 0
           const document = entry >>> 2
           if (!this.counts(document, within)) continue
           const field = entry & 3
-          if (frequencies[document] === 0) holding.push(document)
+          if (frequencies[document] === 0) holding[held++] = document
           frequencies[document] =
             (frequencies[document] ?? 0) +
             ((fields[field] ?? 1) * (counts[at] ?? 1)) /
               (1 - b + (b * (lengths[entry] ?? 0)) / (averages[field] || 1))
         }
-        const idf = Math.log(1 + (count - holding.length + 0.5) / (holding.length + 0.5))
-        for (const document of holding) {
+        const idf = Math.log(1 + (count - held + 0.5) / (held + 0.5))
+        for (let at = 0; at < held; at++) {
+          const document = holding[at] ?? 0
           const frequency = frequencies[document] ?? 0
           frequencies[document] = 0
-          if (matched[document] === 0) hits.push(document)
+          if (matched[document] === 0) hits[found++] = document
           matched[document] = (matched[document] ?? 0) | (1 << bit)
           scores[document] =
             (scores[document] ?? 0) + weight * idf * (d + (frequency * (k + 1)) / (frequency + k))
         }
       }
     })
-    for (const document of hits) scores[document] = (scores[document] ?? 0) * bitCount(matched[document] ?? 0)
-    hits.sort((a, b) => (scores[b] ?? 0) - (scores[a] ?? 0) || (positions[a] ?? 0) - (positions[b] ?? 0))
-    const found: Array<S> = []
-    for (const document of hits) {
+    // Skills matching more of the words first; `match` says whether the best matched all.
+    let best = hits[0] ?? 0
+    for (let at = 0; at < found; at++) {
+      const document = hits[at] ?? 0
+      const score = (scores[document] ?? 0) * bitCount(matched[document] ?? 0)
+      scores[document] = score
+      const bestScore = scores[best] ?? 0
+      if (score > bestScore || (score === bestScore && (positions[document] ?? 0) < (positions[best] ?? 0)))
+        best = document
+    }
+    const match = found === 0 || matched[best] === (1 << words.length) - 1 ? "all" : "any"
+    // What the ranking keeps of each skill listed; the scratch is cleared behind.
+    const listed: Array<S> = []
+    const listedScores = new Float64Array(found + 1)
+    const listedPositions = new Uint32Array(found + 1)
+    let firstAt: number | undefined
+    for (let at = 0; at < found; at++) {
+      const document = hits[at] ?? 0
       const skill = skills[document]
-      if (skill !== undefined) found.push(skill)
+      if (skill !== undefined && (shown === undefined || shown(skill))) {
+        if (skill === first) firstAt = listed.length
+        listedScores[listed.length] = scores[document] ?? 0
+        listedPositions[listed.length] = positions[document] ?? 0
+        listed.push(skill)
+      }
+      scores[document] = 0
+      matched[document] = 0
     }
-    const first = hits[0]
-    return {
-      skills: found,
-      match: first === undefined || matched[first] === (1 << words.length) - 1 ? "all" : "any",
+    if (first !== undefined && firstAt === undefined && (shown === undefined || shown(first))) {
+      firstAt = listed.length
+      listed.push(first)
     }
+    return new LazyRanking(listed, listedScores, listedPositions, match, firstAt)
   }
 }
 
@@ -400,11 +598,8 @@ export interface SearchIndex<S extends Searchable> {
   readonly addBody: (skill: S, body: string) => boolean
   /** Whether this very skill object is indexed, without its body yet. */
   readonly needsBody: (skill: S) => boolean
-  /**
-   * Ranks the skills of the last sync (with other weights than the index's, to compare them);
-   * with `keep`, only the skills it keeps, as an index of only those would.
-   */
-  readonly rank: (query: string, weights?: RankingWeights, keep?: (skill: S) => boolean) => Ranking<S>
+  /** Ranks the skills of the last sync (RankOptions says how). */
+  readonly rank: (query: string, options?: RankOptions<S>) => Ranking<S>
   /** How many skills are indexed, and how many of them with their body. */
   readonly size: () => { readonly skills: number; readonly bodies: number }
 }
@@ -440,11 +635,11 @@ export const makeSearchIndex = <S extends Searchable>(): SearchIndex<S> => {
     },
     addBody: (skill, body) => index.addBody(skill, body),
     needsBody: (skill) => index.needsBody(skill),
-    rank: (query, using = DEFAULT_WEIGHTS, keep) => {
+    rank: (query, { weights = DEFAULT_WEIGHTS, within: keep, first, shown } = {}) => {
       const words = queryWords(query).slice(0, MAX_QUERY_WORDS)
-      if (words.length === 0) return { skills: [], match: "all" }
-      const within = keep === undefined ? undefined : index.within(keep)
-      return index.rank(index.affordable(words, using, within), using, within)
+      // Without words, no statistics are needed: the ranking holds `first` at most.
+      const view = keep === undefined || words.length === 0 ? undefined : index.within(keep)
+      return index.rank(index.affordable(words, weights, view?.mask), weights, view, first, shown)
     },
     size: () => ({ skills: index.documentOf.size, bodies: index.bodies }),
   }

@@ -17,10 +17,10 @@ import { decodeRankedCursor, encodeRankedCursor, queryKey } from "./Paging.js"
 import type { Ranking, SearchIndex } from "./Search.js"
 import { makeSearchIndex } from "./Search.js"
 import type { Skill, Snapshot } from "./Snapshot.js"
-import { findSkill } from "./Snapshot.js"
+import { findSkill, perSnapshot } from "./Snapshot.js"
 import type { View } from "./Views.js"
 
-/** Rankings kept for paging (each at most one reference per skill). */
+/** Rankings kept for paging (each holds a reference, a score and a position per skill it ranks). */
 const MAX_RANKINGS = 16
 /**
  * A search's page unless the caller asks for more (up to the page size): the best few are what
@@ -34,7 +34,8 @@ const BODY_READS = 8
 export type SearchScope = "served" | "published"
 
 /** A ranking kept for paging: its skills, the snapshot version they are of, what was searched. */
-interface KeptRanking extends Ranking<Skill> {
+interface KeptRanking {
+  readonly ranking: Ranking<Skill>
   readonly version: number
   readonly searched: { readonly skills: number; readonly bodies: number }
 }
@@ -61,12 +62,16 @@ export const makeSearching = (
      */
     const secret = randomBytes(16)
     const named = new Map<string, number>()
+    /** The generation named last, and its name: pages of one generation share it. */
+    let lastNamed = { at: -1, name: "" }
     const nameOf = (at: number) => {
+      if (lastNamed.at === at) return lastNamed.name
       const name = createHmac("sha256", secret).update(String(at)).digest("base64url").slice(0, 16)
       if (!named.has(name)) {
         if (named.size >= MAX_RANKINGS * 4) named.delete(named.keys().next().value ?? "")
         named.set(name, at)
       }
+      lastNamed = { at, name }
       return name
     }
     /** Rankings by generation, scope, view and query. */
@@ -136,6 +141,9 @@ export const makeSearching = (
       return Effect.asVoid(Effect.forkIn(buildIndex, scope))
     })
 
+    /** Whether a skill is one of a view's: one function per view of a snapshot (Search keeps its mask). */
+    const keepOf = perSnapshot((seen) => (skill: Skill) => seen.byId.get(skill.id) === skill)
+
     /**
      * The skills a query ranks, best first, in `seen`: a snapshot the index is in step with, or a
      * caller's view of it (src/catalog/Views.ts), which holds the very same skill objects.
@@ -146,22 +154,20 @@ export const makeSearching = (
       key: string,
       among: SearchScope,
       viewed: boolean,
-    ) => {
-      // In a view, ranked as an index of only its skills would rank them.
-      const ranking = viewed
-        ? built.rank(key, undefined, (skill) => seen.byId.get(skill.id) === skill)
-        : built.rank(key)
-      const exact = findSkill(seen, key)
-      const skills =
-        exact === undefined
-          ? ranking.skills
-          : [exact, ...ranking.skills.filter((skill) => skill.id !== exact.id)]
-      if (among === "served") return { skills, match: ranking.match }
-      return {
-        skills: skills.filter((skill) => seen.addresses.get(skill)?.published === true),
-        match: ranking.match,
-      }
-    }
+    ) =>
+      built.rank(key, {
+        // In a view, ranked as an index of only its skills would rank them.
+        within: viewed ? keepOf(seen) : undefined,
+        // An exact id or name comes first.
+        first: findSkill(seen, key),
+        shown: among === "published" ? (skill) => seen.addresses.get(skill)?.published === true : undefined,
+      })
+
+    /** What a view's rankings searched, as of a generation (counted once, not per query). */
+    const searchedByView = new WeakMap<
+      Snapshot,
+      { readonly generation: number; readonly searched: { readonly skills: number; readonly bodies: number } }
+    >()
 
     /**
      * What a ranking searched: the skills the index holds and how many with their body; in a
@@ -169,9 +175,13 @@ export const makeSearching = (
      */
     const searchedIn = (seen: Snapshot, built: SearchIndex<Skill>, viewed: boolean) => {
       if (!viewed) return built.size()
+      const known = searchedByView.get(seen)
+      if (known !== undefined && known.generation === generation) return known.searched
       let bodies = 0
       for (const skill of seen.skills) if (!built.needsBody(skill)) bodies++
-      return { skills: seen.skills.length, bodies }
+      const searched = { skills: seen.skills.length, bodies }
+      searchedByView.set(seen, { generation, searched })
+      return searched
     }
 
     /** The index, built and in step with the current snapshot (which it answers). */
@@ -206,14 +216,14 @@ export const makeSearching = (
           }
           const seen = view === undefined ? snapshot : view.of(snapshot)
           ranking = {
-            ...rankFor(seen, built, key, among, view !== undefined),
+            ranking: rankFor(seen, built, key, among, view !== undefined),
             version: seen.version,
             searched: searchedIn(seen, built, view !== undefined),
           }
           if (rankings.size >= MAX_RANKINGS) rankings.delete(rankings.keys().next().value ?? "")
           rankings.set(kept(made), ranking)
         }
-        return { ranking, generation: made, offset: from?.offset ?? 0 }
+        return { kept: ranking, generation: made, offset: from?.offset ?? 0 }
       })
 
     /** One page of the skills matching `query`, best first (among those `view` holds, if given). */
@@ -228,23 +238,24 @@ export const makeSearching = (
         const key = queryKey(query)
         const { built, snapshot: whole } = yield* inStep
         const snapshot = view === undefined ? whole : view.of(whole)
-        const { ranking, generation: made, offset } = yield* rankingOf(built, whole, key, among, view, cursor)
+        const { kept, generation: made, offset } = yield* rankingOf(built, whole, key, among, view, cursor)
+        const { ranking } = kept
         const end = offset + limit
         // A page of an earlier snapshot's ranking shows the skills as they are now; ones that
         // left are dropped.
         const page =
-          ranking.version === snapshot.version
-            ? ranking.skills.slice(offset, end)
-            : ranking.skills.slice(offset, end).flatMap((skill) => {
+          kept.version === snapshot.version
+            ? ranking.slice(offset, end)
+            : ranking.slice(offset, end).flatMap((skill) => {
                 const now = snapshot.byId.get(skill.id)
                 return now === undefined ? [] : [now]
               })
         const result: ListPage = {
           skills: page,
-          total: ranking.skills.length,
+          total: ranking.total,
           match: ranking.match,
-          searched: ranking.searched,
-          ...(end < ranking.skills.length
+          searched: kept.searched,
+          ...(end < ranking.total
             ? { nextCursor: encodeRankedCursor({ ranking: nameOf(made), offset: end, query: key }) }
             : {}),
         }
@@ -258,8 +269,8 @@ export const makeSearching = (
     const top = (query: string, limit: number, view?: View) =>
       Effect.map(inStep, ({ built, snapshot }) => {
         const seen = view === undefined ? snapshot : view.of(snapshot)
-        const { skills } = rankFor(seen, built, queryKey(query), "served", view !== undefined)
-        return { skills: skills.slice(0, limit), more: skills.length > limit }
+        const ranking = rankFor(seen, built, queryKey(query), "served", view !== undefined)
+        return { skills: ranking.slice(0, limit), more: ranking.total > limit }
       })
 
     /** Waits until the index holds every skill of the current snapshot with its body. */

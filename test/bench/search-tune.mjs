@@ -66,9 +66,11 @@ const evaluate = (weights) => {
   const results = queries.map((query) => {
     const key = query.query.trim().toLowerCase()
     const exact = skills.find((skill) => skill.id.toLowerCase() === key || skill.name.toLowerCase() === key)
-    const ranked = index.rank(query.query, weights).skills.map((skill) => skill.id)
-    const ids = exact === undefined ? ranked : [exact.id, ...ranked.filter((id) => id !== exact.id)]
-    return judge(query, ids.slice(0, LIMIT))
+    const ids = index
+      .rank(query.query, { weights, first: exact })
+      .slice(0, LIMIT)
+      .map((skill) => skill.id)
+    return judge(query, ids)
   })
   return { ...score(results), results }
 }
