@@ -304,6 +304,18 @@ const buildServer = (context: ServerContext, use: Use) => {
     (settings.tools === "auto" &&
       server.getClientCapabilities()?.extensions?.[SKILLS_EXTENSION] !== undefined)
 
+  /** A read of skill content at a URI: params decoded, audited with the URI, a failure naming it. */
+  const readAt =
+    <P extends { readonly uri: string }, I, A extends Record<string, unknown>>(
+      method: string,
+      params: Schema.Schema<P, I>,
+      read: (request: P) => Effect.Effect<A, SkillError, ServerServices>,
+    ): Handler =>
+    async (input, extra) => {
+      const request = decodeParams(params, method)(input)
+      return runner.request(audited(method, request.uri, read(request)), extra.signal, request.uri)
+    }
+
   const handlers: Record<string, Handler> = {
     "tools/list": async (input, extra) => {
       decodeParams(ListParams, "tools/list")(input)
@@ -340,31 +352,14 @@ const buildServer = (context: ServerContext, use: Use) => {
       decodeParams(ListParams, "resources/templates/list")(input)
       return { resourceTemplates: resourceTemplates() }
     },
-    "resources/read": async (input, extra) => {
-      const request = decodeParams(UriParams, "resources/read")(input)
-      return runner.request(
-        audited("resources/read", request.uri, readResource(request)),
-        extra.signal,
-        request.uri,
-      )
-    },
-    "resources/directory/read": async (input, extra) => {
-      const request = decodeParams(DirectoryReadParams, "resources/directory/read")(input)
-      return runner.request(
-        audited("resources/directory/read", request.uri, readDirectory(request)),
-        extra.signal,
-        request.uri,
-      )
-    },
+    "resources/read": readAt("resources/read", UriParams, readResource),
+    "resources/directory/read": readAt("resources/directory/read", DirectoryReadParams, readDirectory),
     "skills/list": async (input, extra) =>
       runner.request(
         listSkills(decodeParams(ListSkillsParams, "skills/list")(input), logLeftOut),
         extra.signal,
       ),
-    "skills/get": async (input, extra) => {
-      const request = decodeParams(GetSkillParams, "skills/get")(input)
-      return runner.request(audited("skills/get", request.uri, getSkill(request)), extra.signal, request.uri)
-    },
+    "skills/get": readAt("skills/get", GetSkillParams, getSkill),
     "completion/complete": async (input, extra) => {
       const request = decodeParams(CompleteParams, "completion/complete")(input)
       // Completion lists skills and file paths: audited like a read.
