@@ -1,0 +1,156 @@
+/**
+ * Watches: which kept skills (Inventories.ts) may be trusted without a look at the disk. While
+ * the server's watcher is on, and on Linux only (where a folder's watch is inotify's, and sees
+ * what happens to its entries), a kept skill is "covered" while watches see nothing that could
+ * change it:
+ *
+ * - a watch of each of its folders, made before the folder was read or its stamp last checked:
+ *   a file or folder in it added, removed, renamed, written or replaced (by a link too);
+ * - a watch of each folder above the skill folder, up to `/`, told of the one name on the way
+ *   down: the skill folder or a folder above it removed, renamed, or replaced by a link, so the
+ *   skill folder's real path is still its path while covered.
+ *
+ * Any event ends the skill's coverage and closes its watches: the next call checks its stamps
+ * again (after new watches, which then follow the folders now at those paths: a watch follows a
+ * folder's inode, not its path, so a skill removed and copied back in place is watched anew).
+ * What a watch cannot see (a file written through a hard link elsewhere, through a shared memory
+ * mapping, or by another machine on a network file system) is caught by stamps: a skill with a
+ * file of more than one link is never covered, and Inventories re-checks covered skills' stamps
+ * in the background, a few at a time.
+ */
+import type { FSWatcher } from "node:fs"
+import { watch } from "node:fs"
+import * as path from "node:path"
+
+/** A folder above skill folders, watched for the names that lead down to them. */
+interface Above {
+  readonly watcher: FSWatcher
+  /** Skill folders (real paths) by the name, in this folder, that leads to them. */
+  readonly below: Map<string, Set<string>>
+}
+
+/** The folders above `base` up to `/`, each with the name in it that leads down to `base`. */
+const ancestorsOf = (base: string): Array<readonly [string, string]> => {
+  const chain: Array<readonly [string, string]> = []
+  for (let dir = base, parent = path.dirname(dir); parent !== dir; dir = parent, parent = path.dirname(dir))
+    chain.push([parent, path.basename(dir)])
+  return chain
+}
+
+/** A watch of `dir` that reports each event's name (null: the watch itself broke). */
+const open = (dir: string, onEvent: (name: string | null) => void): FSWatcher | undefined => {
+  try {
+    const watcher = watch(dir, { persistent: false }, (_event, name) =>
+      onEvent(name === null ? null : name.toString()),
+    )
+    watcher.on("error", () => onEvent(null))
+    return watcher
+  } catch {
+    return undefined
+  }
+}
+
+/** Watches that say which kept skills are unchanged (see the top of this file); `enabled` false: none. */
+export const makeWatches = (enabled: boolean) => {
+  const on = enabled && process.platform === "linux"
+  /** The watches of each watched skill's own folders, by skill folder. */
+  const own = new Map<string, Array<FSWatcher>>()
+  const above = new Map<string, Above>()
+  const covered = new Set<string>()
+
+  /** Ends a skill folder's coverage and closes its watches (those above once no skill needs them). */
+  const release = (base: string) => {
+    covered.delete(base)
+    const watchers = own.get(base)
+    if (watchers === undefined) return
+    own.delete(base)
+    for (const watcher of watchers) watcher.close()
+    for (const [dir, name] of ancestorsOf(base)) {
+      const folder = above.get(dir)
+      const bases = folder?.below.get(name)
+      if (folder === undefined || bases === undefined) continue
+      bases.delete(base)
+      if (bases.size === 0) folder.below.delete(name)
+      if (folder.below.size === 0) {
+        folder.watcher.close()
+        above.delete(dir)
+      }
+    }
+  }
+
+  /** An event in a folder above skill folders: those below the name it names are released. */
+  const aboveChanged = (dir: string, name: string | null) => {
+    const folder = above.get(dir)
+    if (folder === undefined) return
+    // No name, or the folder's own (it was removed or moved itself): every skill below it.
+    const names = name === null || name === path.basename(dir) ? [...folder.below.keys()] : [name]
+    for (const each of names) for (const base of [...(folder.below.get(each) ?? [])]) release(base)
+  }
+
+  return {
+    enabled: on,
+    /**
+     * Starts watching a skill folder (a real path) and the folders above it, before it is read
+     * or its stamps checked; `folder` adds its subfolders. Any earlier watches of it are
+     * closed first. False when the system refused a watch (the skill is then not covered).
+     */
+    begin: (base: string): boolean => {
+      release(base)
+      if (!on) return false
+      const watchers: Array<FSWatcher> = []
+      own.set(base, watchers)
+      for (const [dir, name] of ancestorsOf(base)) {
+        let folder = above.get(dir)
+        if (folder === undefined) {
+          const watcher = open(dir, (changed) => aboveChanged(dir, changed))
+          if (watcher === undefined) {
+            release(base)
+            return false
+          }
+          folder = { watcher, below: new Map() }
+          above.set(dir, folder)
+        }
+        let bases = folder.below.get(name)
+        if (bases === undefined) {
+          bases = new Set()
+          folder.below.set(name, bases)
+        }
+        bases.add(base)
+      }
+      const watcher = open(base, () => release(base))
+      if (watcher === undefined) {
+        release(base)
+        return false
+      }
+      watchers.push(watcher)
+      return true
+    },
+    /** Watches one more folder of a skill `begin` started on; false when refused or not started. */
+    folder: (base: string, dir: string): boolean => {
+      const watchers = own.get(base)
+      if (watchers === undefined) return false
+      const watcher = open(dir, () => release(base))
+      if (watcher === undefined) {
+        release(base)
+        return false
+      }
+      watchers.push(watcher)
+      return true
+    },
+    /** The skill's stamps were found to hold after its watches began: it is covered. */
+    confirm: (base: string) => {
+      if (own.has(base)) covered.add(base)
+    },
+    release,
+    /** Whether a kept skill folder is unchanged since its stamps last held (see the top of this file). */
+    covered: (base: string): boolean => covered.has(base),
+    /** The covered skill folders (for the background re-check). */
+    coveredNow: (): ReadonlySet<string> => covered,
+    /** Closes every watch. */
+    close: () => {
+      for (const base of [...own.keys()]) release(base)
+    },
+  } as const
+}
+
+export type Watches = ReturnType<typeof makeWatches>
