@@ -263,15 +263,17 @@ export const makeInventories = (
   }
 
   /**
-   * Covers a kept skill by watches (Watches.ts): they begin, then its stamps are checked
-   * (`holds`); covered from then on if they hold. Answers whether they held.
+   * Covers a kept skill by watches (Watches.ts): they begin, then the skill folder's path must
+   * still be its real path (nothing above it became a link before the watches began) and its
+   * stamps must hold (`holds`); covered from then on if so. Answers whether the stamps held.
    */
   const coverNow = (base: string, kept: KeptInventory): boolean => {
     const watched =
       watches.enabled &&
       !linked.has(base) &&
       watches.begin(base) &&
-      kept.folders.every((folder) => folder.path === "" || watches.folder(base, folderPath(base, folder)))
+      kept.folders.every((folder) => folder.path === "" || watches.folder(base, folderPath(base, folder))) &&
+      fs.sync.realpath(base) === base
     const check = holds(base, kept)
     if (check === "holds" && watched) cover(base)
     else {
