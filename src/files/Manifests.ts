@@ -264,6 +264,24 @@ export const makeManifests = (
       return entries
     })
 
+  /** Real paths of skills' parent folders, as resolved in the current turn (one page of skills). */
+  let parentsNow: Map<string, string | null> | undefined
+  const realParent = (dir: string): string | null => {
+    if (parentsNow === undefined) {
+      const resolved = new Map<string, string | null>()
+      parentsNow = resolved
+      queueMicrotask(() => {
+        if (parentsNow === resolved) parentsNow = undefined
+      })
+    }
+    let real = parentsNow.get(dir)
+    if (real === undefined) {
+      real = fs.sync.realpath(dir)
+      parentsNow.set(dir, real)
+    }
+    return real
+  }
+
   /**
    * A skill's manifest made without a wait, when it can be: its inventory is kept and holds,
    * every digest is known and SKILL.md's is the catalog's version of it (`knownEntry`). The same
@@ -274,6 +292,15 @@ export const makeManifests = (
     // Covered by watches: no look at the disk at all (Watches.ts).
     const covered = inventories.covered(skill.rootReal, skill.dir)
     if (covered !== undefined) return manifestOfKept(skill, covered)
+    // Kept at its own path: that is its real path if its parent's is (resolved once for a page
+    // of skills) and it is a folder, not a link, as `held`'s stat of it checks first.
+    const parent = path.dirname(skill.dir)
+    if (
+      inventories.justKept(skill.rootReal, skill.dir) !== undefined &&
+      isInside(skill.rootReal, skill.dir) &&
+      realParent(parent) === parent
+    )
+      return keptManifestAt(skill, skill.dir)
     const base = fs.sync.realpath(skill.dir)
     return base === null || !isInside(skill.rootReal, base) ? undefined : keptManifestAt(skill, base)
   }

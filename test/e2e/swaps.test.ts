@@ -80,6 +80,8 @@ describe("a skill folder swapped for a link to outside the root while serving", 
       // A file the kept skill lists, at the same path on the other side.
       const notes = await callTool(server, "read_skill_file", { id: "pdf", path: "notes.md" })
       expect(JSON.stringify(notes)).not.toContain(CANARY)
+      // Nor is what lies there listed over the Skills extension, kept or not.
+      if (kept) expect(JSON.stringify(await listAllSkills(server, SyncPage))).not.toContain("Impostor")
       const got = await callTool(server, "get_skill", { id: "pdf" })
       expect(got.isError).toBe(true)
       expect(JSON.stringify(got)).not.toContain("Impostor")
