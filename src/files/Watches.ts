@@ -16,10 +16,11 @@
  * What a watch cannot see (a file written through a hard link elsewhere, through a shared memory
  * mapping, or by another machine on a network file system) is caught by stamps: a skill with a
  * file of more than one link is never covered, and Inventories re-checks covered skills' stamps
- * in the background, a few at a time.
+ * in the background, a few at a time. These watches take at most half the system's limit on
+ * watches (`watchBudget`); skills past it are checked by their stamps.
  */
 import type { FSWatcher } from "node:fs"
-import { watch } from "node:fs"
+import { readFileSync, watch } from "node:fs"
 import * as path from "node:path"
 
 /** A folder above skill folders, watched for the names that lead down to them. */
@@ -35,6 +36,20 @@ const ancestorsOf = (base: string): Array<readonly [string, string]> => {
   for (let dir = base, parent = path.dirname(dir); parent !== dir; dir = parent, parent = path.dirname(dir))
     chain.push([parent, path.basename(dir)])
   return chain
+}
+
+/**
+ * How many watches these may hold: half the system's limit on a user's watches (Linux's
+ * `max_user_watches`), leaving the rest to the catalog's watcher, whose watches say what skills
+ * there are; past it, skills are checked by their stamps.
+ */
+const watchBudget = (): number => {
+  try {
+    const limit = Number.parseInt(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8"), 10)
+    return Number.isFinite(limit) ? Math.floor(limit / 2) : Number.POSITIVE_INFINITY
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
 }
 
 /** A watch of `dir` that reports each event's name (null: the watch itself broke). */
@@ -57,6 +72,21 @@ export const makeWatches = (enabled: boolean) => {
   const own = new Map<string, Array<FSWatcher>>()
   const above = new Map<string, Above>()
   const covered = new Set<string>()
+  const budget = on ? watchBudget() : 0
+  /** Watches held now (own and above). */
+  let held = 0
+
+  /** A watch of `dir` within the budget; undefined when over it or refused. */
+  const watchWithin = (dir: string, onEvent: (name: string | null) => void) => {
+    if (held >= budget) return undefined
+    const watcher = open(dir, onEvent)
+    if (watcher !== undefined) held++
+    return watcher
+  }
+  const unwatch = (watcher: FSWatcher) => {
+    watcher.close()
+    held--
+  }
 
   /** Ends a skill folder's coverage and closes its watches (those above once no skill needs them). */
   const release = (base: string) => {
@@ -64,7 +94,7 @@ export const makeWatches = (enabled: boolean) => {
     const watchers = own.get(base)
     if (watchers === undefined) return
     own.delete(base)
-    for (const watcher of watchers) watcher.close()
+    for (const watcher of watchers) unwatch(watcher)
     for (const [dir, name] of ancestorsOf(base)) {
       const folder = above.get(dir)
       const bases = folder?.below.get(name)
@@ -72,7 +102,7 @@ export const makeWatches = (enabled: boolean) => {
       bases.delete(base)
       if (bases.size === 0) folder.below.delete(name)
       if (folder.below.size === 0) {
-        folder.watcher.close()
+        unwatch(folder.watcher)
         above.delete(dir)
       }
     }
@@ -102,7 +132,7 @@ export const makeWatches = (enabled: boolean) => {
       for (const [dir, name] of ancestorsOf(base)) {
         let folder = above.get(dir)
         if (folder === undefined) {
-          const watcher = open(dir, (changed) => aboveChanged(dir, changed))
+          const watcher = watchWithin(dir, (changed) => aboveChanged(dir, changed))
           if (watcher === undefined) {
             release(base)
             return false
@@ -117,7 +147,7 @@ export const makeWatches = (enabled: boolean) => {
         }
         bases.add(base)
       }
-      const watcher = open(base, () => release(base))
+      const watcher = watchWithin(base, () => release(base))
       if (watcher === undefined) {
         release(base)
         return false
@@ -129,7 +159,7 @@ export const makeWatches = (enabled: boolean) => {
     folder: (base: string, dir: string): boolean => {
       const watchers = own.get(base)
       if (watchers === undefined) return false
-      const watcher = open(dir, () => release(base))
+      const watcher = watchWithin(dir, () => release(base))
       if (watcher === undefined) {
         release(base)
         return false
