@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { RecheckPace } from "../src/files/Inventories.js"
 import type { Manifest } from "../src/files/Manifests.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
 import { Fs } from "../src/platform/Fs.js"
@@ -20,17 +21,29 @@ import { skillMd, tempTree } from "./support/tree.js"
 
 const sha = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`
 
+/** No background re-check of covered skills' stamps: a change is seen through the watches alone. */
+const NO_RECHECK = { everyMs: 1_000, perTick: 0 }
+
 /**
  * SkillFiles keeping manifests in `cache` (none by default); with `watch`, kept skills are
- * covered by watches (src/files/Watches.ts) once their stamps held.
+ * covered by watches (src/files/Watches.ts) once their stamps held, and re-checked as `pace` says.
  */
-const skillFiles = (cache?: string, watch = false) =>
+const skillFiles = (cache?: string, watch = false, pace: RecheckPace["Type"] = NO_RECHECK) =>
   SkillFiles.Default.pipe(
     Layer.provide(Frontmatter.Default),
-    Layer.provide(Layer.merge(Settings.make({ manifestCache: cache, watch }), Fs.node)),
+    Layer.provide(
+      Layer.mergeAll(
+        Settings.make({ manifestCache: cache, watch }),
+        Fs.node,
+        Layer.succeed(RecheckPace, pace),
+      ),
+    ),
   )
 
-/** Runs `check` until it passes (5 s at most): with watches, a change shows once their event arrives. */
+/**
+ * Runs `check` until it passes (5 s at most): with watches, a change shows once their event
+ * arrives (the re-check is off unless a test turns it on, so the watches are what saw it).
+ */
 const eventually = <A, E>(check: Effect.Effect<A, E>) =>
   Effect.gen(function* () {
     const deadline = Date.now() + 5_000
@@ -180,7 +193,8 @@ describe.each([
 
   // A watch sees what is written through its folder's entries only: a file with another hard
   // link elsewhere is never trusted on the watches' silence (its skill's stamps are checked on
-  // every call), and one linked later is found by the background check of stamps.
+  // every call), and one linked later is found by the background check of stamps (on here, 20
+  // skills every 50 ms: nothing else can see it).
   it.scoped.each([
     ["before the skill was kept: the very next call sees a write through it", true],
     ["after the skill was kept: a write through it is seen", false],
@@ -192,7 +206,10 @@ describe.each([
       if (before) yield* link()
       yield* settle(root)
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
-      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
+      const service = yield* Effect.provide(
+        SkillFiles,
+        skillFiles(undefined, watch, { everyMs: 50, perTick: 20 }),
+      )
       yield* service.manifest(skill)
       yield* service.manifest(skill)
       if (!before) yield* link()

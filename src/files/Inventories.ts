@@ -8,7 +8,7 @@
  * A kept inventory holds while its stamps do: a call checks them (a stat per folder and file, no
  * folder read), unless the skill is covered by watches (Watches.ts: with the watcher on, on
  * Linux), which say it is unchanged since its stamps last held; covered skills' stamps are also
- * re-checked in the background, RECHECK_PER_TICK skills a second, for what watches cannot see.
+ * re-checked in the background (`RecheckPace`: 250 skills a second), for what watches cannot see.
  * Any difference (a file edited, added, removed or renamed in any folder, a file or folder
  * replaced by a link) means the inventory no longer holds: the caller walks again, and re-hashes
  * only the files whose stamps changed. Kept inventories and their digests are also recorded in
@@ -17,6 +17,7 @@
  */
 import type { Stats } from "node:fs"
 import * as path from "node:path"
+import * as Context from "effect/Context"
 import { SLICE_MS } from "../platform/EventLoop.js"
 import type { FsShape } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
@@ -87,8 +88,17 @@ const STORE_DELAY_MS = 2_000
 /** ...or this long after the first change not yet written, and as the server stops. */
 const MAX_UNSAVED_MS = 30_000
 
-/** Covered skills whose stamps are re-checked in the background each second (see the top). */
-const RECHECK_PER_TICK = 250
+/**
+ * How covered skills' stamps are re-checked in the background (see the top): `perTick` skills
+ * every `everyMs` (each tick also within SLICE_MS); `perTick` 0: never (tests that must see a
+ * change through the watches alone).
+ */
+export class RecheckPace extends Context.Reference<RecheckPace>()("skills-mcp/RecheckPace", {
+  defaultValue: (): { readonly everyMs: number; readonly perTick: number } => ({
+    everyMs: 1_000,
+    perTick: 250,
+  }),
+}) {}
 
 /** A path below a real folder, given `/`-separated (as recorded), without `path.join`'s pass. */
 const realOf = (base: string, relative: string) =>
@@ -111,6 +121,7 @@ export const makeInventories = (
   store: ManifestStore,
   /** Whether the server's file watcher is on: kept skills may then be covered by watches. */
   watching: boolean,
+  recheckPace: RecheckPace["Type"] = RecheckPace.defaultValue(),
 ) => {
   /** Digests by real file path, valid while the stamp holds; kept once settled. */
   const digests = new Map<string, CachedDigest>()
@@ -265,22 +276,19 @@ export const makeInventories = (
   /**
    * Covers a kept skill by watches (Watches.ts): they begin, then the skill folder's path must
    * still be its real path (nothing above it became a link before the watches began) and its
-   * stamps must hold (`holds`); covered from then on if so. Answers whether the stamps held.
+   * stamps must hold (`holds`); covered from then on if so. Nothing is checked when the watches
+   * could not all be made (the next call checks its stamps).
    */
-  const coverNow = (base: string, kept: KeptInventory): boolean => {
+  const coverNow = (base: string, kept: KeptInventory) => {
     const watched =
-      watches.enabled &&
-      !linked.has(base) &&
       watches.begin(base) &&
       kept.folders.every((folder) => folder.path === "" || watches.folder(base, folderPath(base, folder))) &&
       fs.sync.realpath(base) === base
+    if (!watched) return watches.release(base)
     const check = holds(base, kept)
-    if (check === "holds" && watched) cover(base)
-    else {
-      watches.release(base)
-      if (check === "holds, with a file of several links") linked.add(base)
-    }
-    return check !== "changed"
+    if (check === "holds") return cover(base)
+    watches.release(base)
+    if (check === "holds, with a file of several links") linked.add(base)
   }
 
   /**
@@ -297,16 +305,20 @@ export const makeInventories = (
       if (performance.now() - started >= SLICE_MS) break
       toCover.delete(base)
       const kept = inventories.get(base)
-      if (kept !== undefined && !watches.covered(base)) coverNow(base, kept)
+      if (kept !== undefined && !watches.covered(base) && !linked.has(base) && watches.room())
+        coverNow(base, kept)
     }
     if (toCover.size > 0) coverLater = setImmediate(coverSome).unref()
   }
 
-  /** Whether a kept inventory holds (`holds`); if so, it is covered soon (`toCover`). */
+  /**
+   * Whether a kept inventory holds (`holds`); if so, it is covered soon (`toCover`), unless
+   * watches cannot be made now (Watches `room`).
+   */
   const stillHolds = (base: string, kept: KeptInventory): boolean => {
     const check = holds(base, kept)
     if (check === "holds, with a file of several links") linked.add(base)
-    else if (check === "holds" && watches.enabled && !linked.has(base)) {
+    else if (check === "holds" && watches.room() && !linked.has(base)) {
       toCover.add(base)
       coverLater ??= setImmediate(coverSome).unref()
     }
@@ -318,10 +330,15 @@ export const makeInventories = (
   let recheckTimer: NodeJS.Timeout | undefined
   let rechecking: Iterator<string> | undefined
 
-  /** Checks the stamps of the next RECHECK_PER_TICK covered skills (in turn, round and round). */
+  /**
+   * Checks the stamps of the next covered skills (in turn, round and round): `perTick` of them
+   * at most, within SLICE_MS.
+   */
   const recheck = () => {
+    const started = performance.now()
     let restarted = false
-    for (let count = 0; count < RECHECK_PER_TICK; count++) {
+    for (let count = 0; count < recheckPace.perTick; count++) {
+      if (performance.now() - started >= SLICE_MS) return
       let next = rechecking?.next()
       if (next === undefined || next.done === true) {
         if (restarted) return
@@ -338,7 +355,7 @@ export const makeInventories = (
 
   const cover = (base: string) => {
     watches.confirm(base)
-    recheckTimer ??= setInterval(recheck, 1_000).unref()
+    if (recheckPace.perTick > 0) recheckTimer ??= setInterval(recheck, recheckPace.everyMs).unref()
   }
 
   const dropAll = () => {
@@ -432,8 +449,6 @@ export const makeInventories = (
         dropAll()
       }
     },
-    /** Writes what is not yet recorded in the cache folder now (on shutdown). */
-    saveNow: saveAll,
     /** Writes what is not yet recorded, and closes every watch (on shutdown). */
     close: () => {
       saveAll()

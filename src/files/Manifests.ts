@@ -21,7 +21,7 @@ import { beginsWithFrontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { fileUriProblem, skillBase, skillBaseNow } from "./Containment.js"
 import { MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
-import type { FoundFile, FoundFolder, KeptInventory } from "./Inventories.js"
+import type { FoundFile, FoundFolder, KeptInventory, RecheckPace, Stamp } from "./Inventories.js"
 import { DIGEST_PREFIX, makeInventories, sameStamp, stampOf } from "./Inventories.js"
 import type { ManifestStore } from "./ManifestStore.js"
 import { fileReader, isSkillError, readResolved } from "./Reading.js"
@@ -88,13 +88,21 @@ interface KnownEntry {
   readonly frontmatter: ParsedFrontmatter | undefined
 }
 
+/** A file of a covered skill, resolved without a realpath, and its kept stamp (Manifests `coveredFile`). */
+export interface CoveredFile {
+  readonly resolved: ResolvedPath
+  /** The file as kept: the file opened must be this one (Reading `readResolved`'s `found`). */
+  readonly found: Stamp
+}
+
 export const makeManifests = (
   fs: FsShape,
   maxFileBytes: number,
   frontmatter: Frontmatter,
   store: ManifestStore,
   /** Whether the server's file watcher is on (kept skills may then be covered: Watches.ts). */
-  watching = false,
+  watching: boolean,
+  recheckPace?: RecheckPace["Type"],
 ) => {
   // A manifest's reads are small and many: synchronous calls (see Fs `containedNow`).
   const readFile = fileReader(fs, maxFileBytes, true)
@@ -104,6 +112,7 @@ export const makeManifests = (
     { maxFiles: MAX_SKILL_FILES, maxBytes: MAX_SKILL_BYTES, maxFileBytes },
     store,
     watching,
+    recheckPace,
   )
   /** The manifest last made of each kept inventory, with the catalog's frontmatter it was made with. */
   const memos = new WeakMap<
@@ -383,10 +392,11 @@ export const makeManifests = (
    * A file of a skill covered by watches (Watches.ts), as its kept inventory lists it, resolved
    * without a realpath: while covered, the skill folder is still its own real path and the file
    * a regular file in it. A stat of the folder must still find the kept one (a skill folder
-   * swapped for a link just now fails it, before the watches' events arrive). Undefined when it
-   * is not so (then resolve the path: Containment `resolveIn`).
+   * swapped for a link just now fails it, before the watches' events arrive), and the file opened
+   * must be the very file kept (`found`: a subfolder swapped for a link just now leads to
+   * another). Undefined when it is not so (then resolve the path: Containment `resolveIn`).
    */
-  const coveredFile = (skill: SkillRef, relative: string): ResolvedPath | undefined => {
+  const coveredFile = (skill: SkillRef, relative: string): CoveredFile | undefined => {
     const kept = inventories.covered(skill.rootReal, skill.dir)
     const top = kept?.folders[0]
     const file = kept?.files.find((each) => each.path === relative)
@@ -394,7 +404,7 @@ export const makeManifests = (
     const info = fs.sync.lstat(skill.dir)
     if (info === null || !info.isDirectory() || info.dev !== top.stamp.dev || info.ino !== top.stamp.ino)
       return undefined
-    return { real: file.real, base: skill.dir, relative }
+    return { resolved: { real: file.real, base: skill.dir, relative }, found: file.stamp }
   }
 
   /** Why the Skills extension cannot serve a skill (limits, SKILL.md's first bytes), if it cannot. */
@@ -421,7 +431,6 @@ export const makeManifests = (
     coveredFile,
     publicationProblem,
     // What is kept of skills' files, and its record (Inventories.ts).
-    saveNow: inventories.saveNow,
     close: inventories.close,
     /**
      * Skills found unservable over the extension (over its limits, SKILL.md not beginning with

@@ -16,8 +16,9 @@ import { Frontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { checkRelativePath, resolveIn } from "./Containment.js"
 import { folderOf, listFolder, makeFolderPages } from "./Folders.js"
+import { RecheckPace } from "./Inventories.js"
 import { makeManifestStore } from "./ManifestStore.js"
-import type { IndexedSkillMd } from "./Manifests.js"
+import type { CoveredFile, IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
 import { fileReader, textOf } from "./Reading.js"
 
@@ -35,40 +36,46 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       manifestCache,
       (rootReal) => gitCacheReal !== undefined && isInside(gitCacheReal, rootReal),
     )
-    const manifests = makeManifests(fs, maxFileBytes, frontmatter, store, watch)
+    const manifests = makeManifests(fs, maxFileBytes, frontmatter, store, watch, yield* RecheckPace)
     // What the cache folder does not have yet is written as the server stops; watches closed.
     yield* Effect.addFinalizer(() => Effect.sync(manifests.close))
     /**
      * The file `requested` names in a skill whose kept inventory watches cover, resolved at once
      * (Manifests `coveredFile`: one stat, no realpath); undefined otherwise.
      */
-    const coveredFile = (skill: SkillRef, requested: string): ResolvedPath | undefined => {
+    const coveredFile = (skill: SkillRef, requested: string): CoveredFile | undefined => {
       const segments = checkRelativePath(skill.id, requested)
       return Either.isLeft(segments) || segments.right.length === 0
         ? undefined
         : manifests.coveredFile(skill, segments.right.join("/"))
     }
     /**
-     * `read` of the file resolved at once when it can be (`coveredFile`), else resolved first
-     * (Containment `resolveIn`); a read of the first kind that fails is made again the second
-     * way (say, the file was replaced by a link an instant ago), which says what is so.
+     * `read` of the file resolved at once when it can be (`coveredFile`: the file opened must be
+     * the one kept), else `slow` (the path resolved first: Containment `resolveIn`); a read of
+     * the first kind that fails is left for `slow` (say, the file was replaced by a link an
+     * instant ago), which says what is so.
      */
-    const readIn = <A, E, R>(
+    const readIn = <A, E, R, B, E2, R2>(
       skill: SkillRef,
       requested: string,
-      read: (resolved: ResolvedPath) => Effect.Effect<A, E, R>,
-      now = false,
-    ) => {
-      const resolved = coveredFile(skill, requested)
-      const slow = Effect.flatMap(resolveIn(fs, skill, requested, now), read)
-      return resolved === undefined ? slow : Effect.orElse(read(resolved), () => slow)
+      read: (resolved: ResolvedPath, found: CoveredFile["found"]) => Effect.Effect<A, E, R>,
+      slow: Effect.Effect<B, E2, R2>,
+    ): Effect.Effect<A | B, E2, R | R2> => {
+      const covered = coveredFile(skill, requested)
+      return covered === undefined ? slow : Effect.orElse(read(covered.resolved, covered.found), () => slow)
     }
     // Each public method is one span (Effect.fn); they share plain forms, not each other's
     // traced ones, so one call makes one span.
-    const bytesOf = (skill: SkillRef, requested: string) =>
-      readIn(skill, requested, (resolved) =>
-        Effect.map(readFile(skill, resolved, requested), (read) => read.content),
+    const bytesOf = (skill: SkillRef, requested: string) => {
+      const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>
+        Effect.map(readFile(skill, resolved, requested, found), ({ content }) => content)
+      return readIn(
+        skill,
+        requested,
+        read,
+        Effect.flatMap(resolveIn(fs, skill, requested), (at) => read(at)),
       )
+    }
 
     /** Resolves `requested` inside the skill, or fails without revealing anything outside it. */
     const resolve = Effect.fn("SkillFiles.resolve")(function* (skill: SkillRef, requested: string) {
@@ -110,12 +117,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
         return { _tag: "File", content } as const
       })
       // A file a covered skill's kept inventory lists is read at once (see `readIn`).
-      const covered = coveredFile(skill, requested)
-      if (covered === undefined) return resolvedFirst
-      return readFile(skill, covered, requested).pipe(
-        Effect.map(({ content }) => ({ _tag: "File", content }) as const),
-        Effect.orElse(() => resolvedFirst),
-      )
+      const readCovered = (resolved: ResolvedPath, found: CoveredFile["found"]) =>
+        Effect.map(
+          readFile(skill, resolved, requested, found),
+          ({ content }) => ({ _tag: "File", content }) as const,
+        )
+      return readIn(skill, requested, readCovered, resolvedFirst)
     }
 
     /** A file's bytes, or word that the path is a folder (a resource read refuses folders). */
@@ -138,11 +145,13 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      */
     const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
       // Resolved and read with synchronous calls: a SKILL.md is small, and read on every call.
+      const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>
+        readFileNow(skill, resolved, SKILL_FILE, found)
       const { content: file } = yield* readIn(
         skill,
         SKILL_FILE,
-        (resolved) => readFileNow(skill, resolved, SKILL_FILE),
-        true,
+        read,
+        Effect.flatMap(resolveIn(fs, skill, SKILL_FILE, true), (at) => read(at)),
       )
       const text = Buffer.from(file.bytes).toString("utf8")
       const parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)

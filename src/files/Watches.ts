@@ -17,11 +17,17 @@
  * mapping, or by another machine on a network file system) is caught by stamps: a skill with a
  * file of more than one link is never covered, and Inventories re-checks covered skills' stamps
  * in the background, a few at a time. These watches take at most half the system's limit on
- * watches (`watchBudget`); skills past it are checked by their stamps.
+ * watches (`watchBudget`), and none are made after the system first refuses one for want of room
+ * (ENOSPC); skills past either are checked by their stamps, as are skills on file systems whose
+ * watches do not see changes made elsewhere (`reliableEvents`: FUSE, NFS, 9p, SMB).
+ * Events can also be lost: when the kernel's queue of events overflows (a large checkout while
+ * the server is busy), Node drops the overflow silently; the background re-check bounds how long
+ * a covered skill may then be answered as it was.
  */
 import type { FSWatcher } from "node:fs"
-import { readFileSync, watch } from "node:fs"
+import { readFileSync, statfsSync, watch } from "node:fs"
 import * as path from "node:path"
+import { errorCode } from "../platform/Fs.js"
 
 /** A folder above skill folders, watched for the names that lead down to them. */
 interface Above {
@@ -52,16 +58,37 @@ const watchBudget = (): number => {
   }
 }
 
-/** A watch of `dir` that reports each event's name (null: the watch itself broke). */
-const open = (dir: string, onEvent: (name: string | null) => void): FSWatcher | undefined => {
+/**
+ * File systems whose watches miss changes made elsewhere (by the host, another client or the
+ * server behind them), by `statfs`'s type: FUSE (sshfs, WSL2's /mnt/c, Docker Desktop's shares),
+ * NFS, 9p, and SMB (CIFS and SMB2).
+ */
+const UNRELIABLE_TYPES: ReadonlySet<number> = new Set([
+  0x65735546, 0x6969, 0x01021997, 0xff534d42, 0xfe534d42,
+])
+
+/** Whether watches of the folder `dir` see every change to it (see UNRELIABLE_TYPES). */
+export const reliableEvents = (dir: string): boolean => {
+  try {
+    return !UNRELIABLE_TYPES.has(statfsSync(dir).type)
+  } catch {
+    return false
+  }
+}
+
+/** A watch of `dir` that reports each event's name (null: the watch itself broke), or the error that refused it. */
+const open = (
+  dir: string,
+  onEvent: (name: string | null) => void,
+): FSWatcher | { readonly refused: unknown } => {
   try {
     const watcher = watch(dir, { persistent: false }, (_event, name) =>
       onEvent(name === null ? null : name.toString()),
     )
     watcher.on("error", () => onEvent(null))
     return watcher
-  } catch {
-    return undefined
+  } catch (error) {
+    return { refused: error }
   }
 }
 
@@ -75,13 +102,21 @@ export const makeWatches = (enabled: boolean) => {
   const budget = on ? watchBudget() : 0
   /** Watches held now (own and above). */
   let held = 0
+  /** A watch was refused (over the budget, or by the system) since watches were last closed. */
+  let refused = false
+  /** The system had no room for one more watch (ENOSPC): none are made any more. */
+  let exhausted = false
 
-  /** A watch of `dir` within the budget; undefined when over it or refused. */
+  /** A watch of `dir` within the budget; undefined when over it or refused (then `refused`). */
   const watchWithin = (dir: string, onEvent: (name: string | null) => void) => {
-    if (held >= budget) return undefined
-    const watcher = open(dir, onEvent)
-    if (watcher !== undefined) held++
-    return watcher
+    const watcher = held >= budget ? undefined : open(dir, onEvent)
+    if (watcher !== undefined && !("refused" in watcher)) {
+      held++
+      return watcher
+    }
+    refused = true
+    if (watcher !== undefined && errorCode(watcher.refused) === "ENOSPC") exhausted = true
+    return undefined
   }
   const unwatch = (watcher: FSWatcher) => {
     watcher.close()
@@ -94,6 +129,8 @@ export const makeWatches = (enabled: boolean) => {
     const watchers = own.get(base)
     if (watchers === undefined) return
     own.delete(base)
+    // Watches closed: there may be room for others again.
+    refused = false
     for (const watcher of watchers) unwatch(watcher)
     for (const [dir, name] of ancestorsOf(base)) {
       const folder = above.get(dir)
@@ -126,7 +163,7 @@ export const makeWatches = (enabled: boolean) => {
      */
     begin: (base: string): boolean => {
       release(base)
-      if (!on) return false
+      if (!on || exhausted || !reliableEvents(base)) return false
       const watchers: Array<FSWatcher> = []
       own.set(base, watchers)
       for (const [dir, name] of ancestorsOf(base)) {
@@ -135,6 +172,7 @@ export const makeWatches = (enabled: boolean) => {
           const watcher = watchWithin(dir, (changed) => aboveChanged(dir, changed))
           if (watcher === undefined) {
             release(base)
+            refused = true
             return false
           }
           folder = { watcher, below: new Map() }
@@ -150,6 +188,7 @@ export const makeWatches = (enabled: boolean) => {
       const watcher = watchWithin(base, () => release(base))
       if (watcher === undefined) {
         release(base)
+        refused = true
         return false
       }
       watchers.push(watcher)
@@ -162,11 +201,19 @@ export const makeWatches = (enabled: boolean) => {
       const watcher = watchWithin(dir, () => release(base))
       if (watcher === undefined) {
         release(base)
+        refused = true
         return false
       }
       watchers.push(watcher)
       return true
     },
+    /**
+     * Whether a skill might be covered now: false once a watch was refused (over the budget, or
+     * by the system) until some are closed, and for good once the system had no room (ENOSPC).
+     */
+    room: (): boolean => on && !refused && !exhausted,
+    /** How many watches are open (own and above). */
+    open: (): number => held,
     /** The skill's stamps were found to hold after its watches began: it is covered. */
     confirm: (base: string) => {
       if (own.has(base)) covered.add(base)
