@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { RecheckPace } from "../src/files/Inventories.js"
 import type { Manifest } from "../src/files/Manifests.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
 import { Fs } from "../src/platform/Fs.js"
@@ -20,12 +21,39 @@ import { skillMd, tempTree } from "./support/tree.js"
 
 const sha = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`
 
-/** SkillFiles keeping manifests in `cache` (none by default). */
-const skillFiles = (cache?: string) =>
+/** No background re-check of covered skills' stamps: a change is seen through the watches alone. */
+const NO_RECHECK = { everyMs: 1_000, perTick: 0 }
+
+/**
+ * SkillFiles keeping manifests in `cache` (none by default); with `watch`, kept skills are
+ * covered by watches (src/files/Watches.ts) once their stamps held, and re-checked as `pace` says.
+ */
+const skillFiles = (cache?: string, watch = false, pace: RecheckPace["Type"] = NO_RECHECK) =>
   SkillFiles.Default.pipe(
     Layer.provide(Frontmatter.Default),
-    Layer.provide(Layer.merge(Settings.make({ manifestCache: cache }), Fs.node)),
+    Layer.provide(
+      Layer.mergeAll(
+        Settings.make({ manifestCache: cache, watch }),
+        Fs.node,
+        Layer.succeed(RecheckPace, pace),
+      ),
+    ),
   )
+
+/**
+ * Runs `check` until it passes (5 s at most): with watches, a change shows once their event
+ * arrives (the re-check is off unless a test turns it on, so the watches are what saw it).
+ */
+const eventually = <A, E>(check: Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + 5_000
+    for (;;) {
+      const exit = yield* Effect.exit(check)
+      if (exit._tag === "Success" || Date.now() > deadline) return yield* exit
+      // A real wait (the tests' clock is a test clock): the watches' events and the re-check run meanwhile.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+    }
+  })
 
 /** Every file and folder below `root` (and `root`) dated an hour ago: settled, so kept. */
 const settle = (root: string) =>
@@ -50,7 +78,10 @@ const TREE = {
   "outside.md": "outside",
 }
 
-describe("kept manifests", () => {
+describe.each([
+  ["without the watcher: the very next call", false],
+  ["with the watcher: once its event arrives, a call", true],
+])("kept manifests, %s", (_label, watch) => {
   it.scoped.each<readonly [string, (skill: string) => Promise<void>, ReadonlyArray<string>]>([
     [
       "a file edited in place, keeping its size",
@@ -113,12 +144,11 @@ describe("kept manifests", () => {
       yield* settle(root)
       const skillFolder = `${root}/skills/pdf`
       const skill = { id: "pdf", dir: skillFolder, rootReal: `${root}/skills` }
-      const service = yield* Effect.provide(SkillFiles, skillFiles())
+      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
       const before = yield* service.manifest(skill)
       // Kept: the second look is the very same answer.
       expect(yield* service.manifest(skill)).toEqual(before)
       yield* Effect.promise(() => change(skillFolder))
-      const after = yield* service.manifest(skill)
       const contents: Record<string, string> = {
         "SKILL.md": TREE["skills/pdf/SKILL.md"],
         "references/deep/more.md": "more",
@@ -131,7 +161,8 @@ describe("kept manifests", () => {
         const content = text ?? contents[file] ?? ""
         return `${file} ${size ?? Buffer.byteLength(content)} ${sha(content)}`
       })
-      expect(files(after)).toEqual(wanted)
+      const sees = Effect.map(service.manifest(skill), (after) => expect(files(after)).toEqual(wanted))
+      yield* watch ? eventually(sees) : sees
     }),
   )
 
@@ -139,9 +170,10 @@ describe("kept manifests", () => {
     Effect.gen(function* () {
       const root = yield* tempTree({ ...TREE, "other/.keep": "" })
       yield* settle(root)
-      const service = yield* Effect.provide(SkillFiles, skillFiles())
+      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
       const there = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
       const first = yield* service.manifest(there)
+      yield* service.manifest(there)
       yield* Effect.promise(() => fs.rename(`${root}/skills/pdf`, `${root}/other/pdf`))
       const moved = yield* service.manifest({
         id: "pdf",
@@ -149,11 +181,43 @@ describe("kept manifests", () => {
         rootReal: `${root}/other`,
       })
       expect(files(moved)).toEqual(files(first))
-      const error = yield* Effect.flip(service.manifest(there))
-      expect(error._tag).toBe("SkillUnreadable")
+      const gone = Effect.map(Effect.flip(service.manifest(there)), (error) =>
+        expect(error._tag).toBe("SkillUnreadable"),
+      )
+      yield* watch ? eventually(gone) : gone
       // Its old root swapped for a link to where it went: refused, never served from what was kept.
       yield* Effect.promise(() => fs.symlink(`${root}/other/pdf`, `${root}/skills/pdf`))
       expect((yield* Effect.flip(service.manifest(there)))._tag).toBe("PathEscape")
+    }),
+  )
+
+  // A watch sees what is written through its folder's entries only: a file with another hard
+  // link elsewhere is never trusted on the watches' silence (its skill's stamps are checked on
+  // every call), and one linked later is found by the background check of stamps (on here, 20
+  // skills every 50 ms: nothing else can see it).
+  it.scoped.each([
+    ["before the skill was kept: the very next call sees a write through it", true],
+    ["after the skill was kept: a write through it is seen", false],
+  ])("sees a file written through another hard link to it, made %s", ([, before]) =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      const guide = `${root}/skills/pdf/references/guide.md`
+      const link = () => Effect.promise(() => fs.link(guide, `${root}/guide-link.md`))
+      if (before) yield* link()
+      yield* settle(root)
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      const service = yield* Effect.provide(
+        SkillFiles,
+        skillFiles(undefined, watch, { everyMs: 50, perTick: 20 }),
+      )
+      yield* service.manifest(skill)
+      yield* service.manifest(skill)
+      if (!before) yield* link()
+      yield* Effect.promise(() => fs.writeFile(`${root}/guide-link.md`, "GUIDE"))
+      const sees = Effect.map(service.manifest(skill), (manifest) =>
+        expect(manifest.files.find((file) => file.path === "references/guide.md")?.digest).toBe(sha("GUIDE")),
+      )
+      yield* watch && !before ? eventually(sees) : sees
     }),
   )
 
@@ -166,7 +230,7 @@ describe("kept manifests", () => {
       yield* settle(root)
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
       const notes = `${skill.dir}/references/guide.md`
-      const service = yield* Effect.provide(SkillFiles, skillFiles())
+      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
       yield* service.manifest(skill)
       // Rewritten twice within one timestamp, as a coarse clock allows: the second is seen too.
       const second = Math.ceil(Date.now() / 1000) + 1
@@ -175,8 +239,10 @@ describe("kept manifests", () => {
           await fs.writeFile(notes, text)
           await fs.utimes(notes, second, second)
         })
-        const manifest = yield* service.manifest(skill)
-        expect(manifest.files.find((file) => file.path === "references/guide.md")?.digest).toBe(sha(text))
+        const sees = Effect.map(service.manifest(skill), (manifest) =>
+          expect(manifest.files.find((file) => file.path === "references/guide.md")?.digest).toBe(sha(text)),
+        )
+        yield* watch ? eventually(sees) : sees
       }
     }),
   )

@@ -5,17 +5,20 @@
  * withheld file and no problem; any other skill is walked every time. The SHA-256 digests of
  * files are kept here too, by real path, each with the stamp of the file as it was hashed.
  *
- * Each call checks a kept inventory's stamps (a stat per folder and file, no folder read); a
- * file watcher is not trusted for this, as a watch follows a folder's inode, not its path (a
- * folder removed and copied back in place, or a file written through another hard link, reaches
- * no watch). Any difference (a file edited, added, removed or renamed in any folder, a file or
- * folder replaced by a link) means the inventory no longer holds: the caller walks again, and
- * re-hashes only the files whose stamps changed. Kept inventories and their
- * digests are also recorded in the user's cache folder (ManifestStore.ts), so a fresh process
- * checks stamps instead of walking and hashing again.
+ * A kept inventory holds while its stamps do: a call checks them (a stat per folder and file, no
+ * folder read), unless the skill is covered by watches (Watches.ts: with the watcher on, on
+ * Linux), which say it is unchanged since its stamps last held; covered skills' stamps are also
+ * re-checked in the background (`RecheckPace`: 250 skills a second), for what watches cannot see.
+ * Any difference (a file edited, added, removed or renamed in any folder, a file or folder
+ * replaced by a link) means the inventory no longer holds: the caller walks again, and re-hashes
+ * only the files whose stamps changed. Kept inventories and their digests are also recorded in
+ * the user's cache folder (ManifestStore.ts), so a fresh process checks stamps instead of
+ * walking and hashing again.
  */
 import type { Stats } from "node:fs"
 import * as path from "node:path"
+import * as Context from "effect/Context"
+import { SLICE_MS } from "../platform/EventLoop.js"
 import type { FsShape } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { isInside, sameFingerprint } from "../platform/Paths.js"
@@ -23,6 +26,7 @@ import { SKILL_FILE } from "../skills/Discovery.js"
 import { MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { fileUriProblem } from "./Containment.js"
 import type { ManifestStore, StoredSkill } from "./ManifestStore.js"
+import { makeWatches } from "./Watches.js"
 
 /** What identifies one version of a file or folder: any change to a field means "look again". */
 export interface Stamp extends Fingerprint {
@@ -37,7 +41,7 @@ export const stampOf = (info: Stats): Stamp => ({
   ctimeMs: info.ctimeMs,
 })
 
-const sameStamp = (a: Stamp, b: Stamp): boolean => sameFingerprint(a, b) && a.ctimeMs === b.ctimeMs
+export const sameStamp = (a: Stamp, b: Stamp): boolean => sameFingerprint(a, b) && a.ctimeMs === b.ctimeMs
 
 /** A file found by the inventory: where, and its stamp as the walk found it. */
 export interface FoundFile {
@@ -84,6 +88,18 @@ const STORE_DELAY_MS = 2_000
 /** ...or this long after the first change not yet written, and as the server stops. */
 const MAX_UNSAVED_MS = 30_000
 
+/**
+ * How covered skills' stamps are re-checked in the background (see the top): `perTick` skills
+ * every `everyMs` (each tick also within SLICE_MS); `perTick` 0: never (tests that must see a
+ * change through the watches alone).
+ */
+export class RecheckPace extends Context.Reference<RecheckPace>()("skills-mcp/RecheckPace", {
+  defaultValue: (): { readonly everyMs: number; readonly perTick: number } => ({
+    everyMs: 1_000,
+    perTick: 250,
+  }),
+}) {}
+
 /** A path below a real folder, given `/`-separated (as recorded), without `path.join`'s pass. */
 const realOf = (base: string, relative: string) =>
   `${base}${path.sep}${path.sep === "/" ? relative : relative.replaceAll("/", path.sep)}`
@@ -96,7 +112,17 @@ const listable = (relative: string) =>
   (/^[\w.-]+(?:\/[\w.-]+)*$/.test(relative) && relative !== MANIFEST_SEGMENT) ||
   fileUriProblem(relative) === undefined
 
-export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: ManifestStore) => {
+/** What a check of a kept inventory's stamps found. */
+type Check = "changed" | "holds" | "holds, with a file of several links"
+
+export const makeInventories = (
+  fs: FsShape,
+  limits: InventoryLimits,
+  store: ManifestStore,
+  /** Whether the server's file watcher is on: kept skills may then be covered by watches. */
+  watching: boolean,
+  recheckPace: RecheckPace["Type"] = RecheckPace.defaultValue(),
+) => {
   /** Digests by real file path, valid while the stamp holds; kept once settled. */
   const digests = new Map<string, CachedDigest>()
   /** Inventories kept, by the skill folder's real path. */
@@ -106,6 +132,9 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
   const unsavedRoots = new Set<string>()
   let saveTimer: NodeJS.Timeout | undefined
   let unsavedSince: number | undefined
+  const watches = makeWatches(watching)
+  /** Kept skills with a file of more than one link: never covered (a write through another link reaches no watch). */
+  const linked = new Set<string>()
 
   // --- Kept between runs (ManifestStore.ts) ---------------------------------------------------
 
@@ -219,24 +248,125 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
 
   // --- Kept between calls ---------------------------------------------------------------------
 
+  const folderPath = (base: string, folder: FoundFolder) =>
+    folder.path === "" ? base : path.join(base, ...folder.path.split("/"))
+
   /**
    * Whether a kept inventory still holds: every folder and file has the stamp the walk found (a
    * synchronous stat each: no folder is read, and a stat costs less than a wait for the thread
    * pool). Folders first, from the top: a folder replaced by a link fails its own check.
    */
-  const holds = (base: string, kept: KeptInventory): boolean => {
+  const holds = (base: string, kept: KeptInventory): Check => {
     for (const folder of kept.folders) {
-      const info = fs.sync.lstat(folder.path === "" ? base : path.join(base, ...folder.path.split("/")))
-      if (info === null || !info.isDirectory()) return false
+      const info = fs.sync.lstat(folderPath(base, folder))
+      if (info === null || !info.isDirectory()) return "changed"
       const { stamp } = folder
-      if (info.dev !== stamp.dev || info.ino !== stamp.ino) return false
-      if (info.mtimeMs !== stamp.mtimeMs || info.ctimeMs !== stamp.ctimeMs) return false
+      if (info.dev !== stamp.dev || info.ino !== stamp.ino) return "changed"
+      if (info.mtimeMs !== stamp.mtimeMs || info.ctimeMs !== stamp.ctimeMs) return "changed"
     }
+    let links = 1
     for (const file of kept.files) {
       const info = fs.sync.lstat(file.real)
-      if (info === null || !info.isFile() || !sameStamp(stampOf(info), file.stamp)) return false
+      if (info === null || !info.isFile() || !sameStamp(stampOf(info), file.stamp)) return "changed"
+      links = Math.max(links, info.nlink)
     }
-    return true
+    return links > 1 ? "holds, with a file of several links" : "holds"
+  }
+
+  /**
+   * Covers a kept skill by watches (Watches.ts): they begin, then the skill folder's path must
+   * still be its real path (nothing above it became a link before the watches began) and its
+   * stamps must hold (`holds`); covered from then on if so. Nothing is checked when the watches
+   * could not all be made (the next call checks its stamps).
+   */
+  const coverNow = (base: string, kept: KeptInventory) => {
+    const watched =
+      watches.begin(base) &&
+      kept.folders.every((folder) => folder.path === "" || watches.folder(base, folderPath(base, folder))) &&
+      fs.sync.realpath(base) === base
+    if (!watched) return watches.release(base)
+    const check = holds(base, kept)
+    if (check === "holds") return cover(base)
+    watches.release(base)
+    if (check === "holds, with a file of several links") linked.add(base)
+  }
+
+  /**
+   * Kept skills whose stamps held on a call, to be covered in the background, a slice of
+   * SLICE_MS at a time: a fresh process's first sync checks stamps only, and watches thousands
+   * of folders after it.
+   */
+  const toCover = new Set<string>()
+  let coverLater: NodeJS.Immediate | undefined
+  const coverSome = () => {
+    coverLater = undefined
+    const started = performance.now()
+    for (const base of toCover) {
+      if (performance.now() - started >= SLICE_MS) break
+      toCover.delete(base)
+      const kept = inventories.get(base)
+      if (kept !== undefined && !watches.covered(base) && !linked.has(base) && watches.room())
+        coverNow(base, kept)
+    }
+    if (toCover.size > 0) coverLater = setImmediate(coverSome).unref()
+  }
+
+  /**
+   * Whether a kept inventory holds (`holds`); if so, it is covered soon (`toCover`), unless
+   * watches cannot be made now (Watches `room`).
+   */
+  const stillHolds = (base: string, kept: KeptInventory): boolean => {
+    const check = holds(base, kept)
+    if (check === "holds, with a file of several links") linked.add(base)
+    else if (check === "holds" && watches.room() && !linked.has(base)) {
+      toCover.add(base)
+      coverLater ??= setImmediate(coverSome).unref()
+    }
+    return check !== "changed"
+  }
+
+  // --- Covered by watches, re-checked in the background ----------------------------------------
+
+  let recheckTimer: NodeJS.Timeout | undefined
+  let rechecking: Iterator<string> | undefined
+
+  /**
+   * Checks the stamps of the next covered skills (in turn, round and round): `perTick` of them
+   * at most, within SLICE_MS.
+   */
+  const recheck = () => {
+    const started = performance.now()
+    let restarted = false
+    for (let count = 0; count < recheckPace.perTick; count++) {
+      if (performance.now() - started >= SLICE_MS) return
+      let next = rechecking?.next()
+      if (next === undefined || next.done === true) {
+        if (restarted) return
+        restarted = true
+        rechecking = watches.coveredNow().values()
+        next = rechecking.next()
+        if (next.done === true) return
+      }
+      const base = next.value
+      const kept = inventories.get(base)
+      if (kept === undefined || holds(base, kept) !== "holds") watches.release(base)
+    }
+  }
+
+  const cover = (base: string) => {
+    watches.confirm(base)
+    if (recheckPace.perTick > 0) recheckTimer ??= setInterval(recheck, recheckPace.everyMs).unref()
+  }
+
+  const dropAll = () => {
+    toCover.clear()
+    if (coverLater !== undefined) clearImmediate(coverLater)
+    coverLater = undefined
+    watches.close()
+    linked.clear()
+    if (recheckTimer !== undefined) clearInterval(recheckTimer)
+    recheckTimer = undefined
+    rechecking = undefined
   }
 
   return {
@@ -247,8 +377,27 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
     held: (rootReal: string, base: string): KeptInventory | undefined => {
       loadRoot(rootReal)
       const kept = inventories.get(base)
-      return kept !== undefined && kept.rootReal === rootReal && holds(base, kept) ? kept : undefined
+      if (kept === undefined || kept.rootReal !== rootReal) return undefined
+      return watches.covered(base) || stillHolds(base, kept) ? kept : undefined
     },
+    /**
+     * The inventory kept for the skill folder `dir` of a skill below `rootReal`, when watches
+     * cover it (Watches.ts): then `dir` is still its own real path, and nothing in it changed.
+     */
+    covered: (rootReal: string, dir: string): KeptInventory | undefined => {
+      if (!watches.covered(dir)) return undefined
+      const kept = inventories.get(dir)
+      return kept?.rootReal === rootReal && isInside(rootReal, dir) ? kept : undefined
+    },
+    /**
+     * Begins watching a skill folder about to be walked (Watches.ts `begin`), and each of its
+     * subfolders as the walk finds them, before it reads them (`watchFolder`); false: not
+     * watched (watcher off, refused, or a skill with a file of several links).
+     */
+    beginWatch: (base: string): boolean => !linked.has(base) && watches.begin(base),
+    watchFolder: (base: string, dir: string): boolean => watches.folder(base, dir),
+    /** A file of the skill was found other than its kept stamp says: no longer covered. */
+    unsure: (base: string) => watches.release(base),
     /**
      * The inventory kept for `base`, without checking it against the disk: for the call whose
      * walk (or `held`) has just found it.
@@ -257,18 +406,29 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
       const kept = inventories.get(base)
       return kept?.rootReal === rootReal ? kept : undefined
     },
-    /** Keeps what a walk found of a settled skill (see the top of this file). */
+    /**
+     * Keeps what a walk found of a settled skill (see the top of this file); covered when every
+     * folder was watched before it was read (`watched`) and no file has several links.
+     */
     keep: (
       rootReal: string,
       base: string,
       folders: ReadonlyArray<FoundFolder>,
       files: ReadonlyArray<FoundFile>,
+      watched: boolean,
+      severalLinks: boolean,
     ) => {
       inventories.set(base, { rootReal, folders, files })
+      if (severalLinks) linked.add(base)
+      else linked.delete(base)
+      if (watched && !severalLinks) cover(base)
+      else watches.release(base)
       unsaved(rootReal)
     },
     /** Forgets what was kept of a skill folder, if anything (it is walked every time). */
     forget: (rootReal: string, base: string) => {
+      watches.release(base)
+      linked.delete(base)
       if (inventories.delete(base)) unsaved(rootReal)
     },
     /** A file's digest, while the file has the stamp it had when it was hashed. */
@@ -286,9 +446,13 @@ export const makeInventories = (fs: FsShape, limits: InventoryLimits, store: Man
       if (digests.size > MAX_CACHED_DIGESTS) {
         digests.clear()
         inventories.clear()
+        dropAll()
       }
     },
-    /** Writes what is not yet recorded in the cache folder now (on shutdown). */
-    saveNow: saveAll,
+    /** Writes what is not yet recorded, and closes every watch (on shutdown). */
+    close: () => {
+      saveAll()
+      dropAll()
+    },
   } as const
 }

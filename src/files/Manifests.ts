@@ -18,11 +18,11 @@ import { isInside, sameFingerprint } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import type { Frontmatter, ParsedFrontmatter } from "../skills/Frontmatter.js"
 import { beginsWithFrontmatter } from "../skills/Frontmatter.js"
-import type { SkillRef } from "./Containment.js"
+import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { fileUriProblem, skillBase, skillBaseNow } from "./Containment.js"
 import { MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
-import type { FoundFile, FoundFolder, KeptInventory } from "./Inventories.js"
-import { DIGEST_PREFIX, makeInventories, stampOf } from "./Inventories.js"
+import type { FoundFile, FoundFolder, KeptInventory, RecheckPace, Stamp } from "./Inventories.js"
+import { DIGEST_PREFIX, makeInventories, sameStamp, stampOf } from "./Inventories.js"
 import type { ManifestStore } from "./ManifestStore.js"
 import { fileReader, isSkillError, readResolved } from "./Reading.js"
 
@@ -88,11 +88,21 @@ interface KnownEntry {
   readonly frontmatter: ParsedFrontmatter | undefined
 }
 
+/** A file of a covered skill, resolved without a realpath, and its kept stamp (Manifests `coveredFile`). */
+export interface CoveredFile {
+  readonly resolved: ResolvedPath
+  /** The file as kept: the file opened must be this one (Reading `readResolved`'s `found`). */
+  readonly found: Stamp
+}
+
 export const makeManifests = (
   fs: FsShape,
   maxFileBytes: number,
   frontmatter: Frontmatter,
   store: ManifestStore,
+  /** Whether the server's file watcher is on (kept skills may then be covered: Watches.ts). */
+  watching: boolean,
+  recheckPace?: RecheckPace["Type"],
 ) => {
   // A manifest's reads are small and many: synchronous calls (see Fs `containedNow`).
   const readFile = fileReader(fs, maxFileBytes, true)
@@ -101,6 +111,8 @@ export const makeManifests = (
     fs,
     { maxFiles: MAX_SKILL_FILES, maxBytes: MAX_SKILL_BYTES, maxFileBytes },
     store,
+    watching,
+    recheckPace,
   )
   /** The manifest last made of each kept inventory, with the catalog's frontmatter it was made with. */
   const memos = new WeakMap<
@@ -129,6 +141,9 @@ export const makeManifests = (
     Effect.gen(function* () {
       // Before the walk: a folder or file changed while it is walked has a later time than this.
       const walkedAt = Date.now()
+      // Watched before it is read, so that a change during the walk is seen (Watches.ts).
+      let watched = inventories.beginWatch(base)
+      let severalLinks = false
       const top = fs.sync.lstat(base)
       const folders: Array<FoundFolder> = []
       const files: Array<FoundFile> = []
@@ -152,8 +167,11 @@ export const makeManifests = (
           else if (walkedAt - entry.info.mtimeMs <= SETTLED_MS) keep = false
           if (entry.type === "directory") {
             folders.push({ path: entryPath, stamp: stampOf(entry.info) })
+            // Watched before the walk reads it (it is read once `visit` returns).
+            if (keep && watched) watched = inventories.watchFolder(base, entry.real)
             return true
           }
+          if (entry.info.nlink > 1) severalLinks = true
           const uriProblem = fileUriProblem(entryPath)
           if (uriProblem !== undefined) {
             unservable.push({ path: entryPath, reason: uriProblem })
@@ -175,7 +193,7 @@ export const makeManifests = (
       if (unservable.length === 0) withheld.delete(skill.dir)
       else withheld.set(skill.dir, unservable)
       if (keep && problem === undefined && unservable.length === 0)
-        inventories.keep(skill.rootReal, base, folders, files)
+        inventories.keep(skill.rootReal, base, folders, files, watched, severalLinks)
       else inventories.forget(skill.rootReal, base)
       return { files, problem }
     })
@@ -243,6 +261,8 @@ export const makeManifests = (
           const text = Buffer.from(content.bytes).toString("utf8")
           parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
         }
+        // Changed since the walk found it: what is kept of the skill is checked again next time.
+        if (!sameStamp(stampOf(opened), file.stamp)) inventories.unsure(base)
         if (readAt - opened.mtimeMs > SETTLED_MS) {
           const key = parsed === undefined ? undefined : frontmatterKey(parsed)
           const cached = { ...stampOf(opened), digest, frontmatterKey: key }
@@ -253,6 +273,24 @@ export const makeManifests = (
       return entries
     })
 
+  /** Real paths of skills' parent folders, as resolved in the current turn (one page of skills). */
+  let parentsNow: Map<string, string | null> | undefined
+  const realParent = (dir: string): string | null => {
+    if (parentsNow === undefined) {
+      const resolved = new Map<string, string | null>()
+      parentsNow = resolved
+      queueMicrotask(() => {
+        if (parentsNow === resolved) parentsNow = undefined
+      })
+    }
+    let real = parentsNow.get(dir)
+    if (real === undefined) {
+      real = fs.sync.realpath(dir)
+      parentsNow.set(dir, real)
+    }
+    return real
+  }
+
   /**
    * A skill's manifest made without a wait, when it can be: its inventory is kept and holds,
    * every digest is known and SKILL.md's is the catalog's version of it (`knownEntry`). The same
@@ -260,6 +298,18 @@ export const makeManifests = (
    * reports problems).
    */
   const keptManifest = (skill: SkillRef & Partial<IndexedSkillMd>): Manifest | undefined => {
+    // Covered by watches: no look at the disk at all (Watches.ts).
+    const covered = inventories.covered(skill.rootReal, skill.dir)
+    if (covered !== undefined) return manifestOfKept(skill, covered)
+    // Kept at its own path: that is its real path if its parent's is (resolved once for a page
+    // of skills) and it is a folder, not a link, as `held`'s stat of it checks first.
+    const parent = path.dirname(skill.dir)
+    if (
+      inventories.justKept(skill.rootReal, skill.dir) !== undefined &&
+      isInside(skill.rootReal, skill.dir) &&
+      realParent(parent) === parent
+    )
+      return keptManifestAt(skill, skill.dir)
     const base = fs.sync.realpath(skill.dir)
     return base === null || !isInside(skill.rootReal, base) ? undefined : keptManifestAt(skill, base)
   }
@@ -297,6 +347,9 @@ export const makeManifests = (
   /** Every file of a skill with its size and `sha256:` digest (see `inventory`, `knownEntry`). */
   const manifest = (skill: SkillRef & Partial<IndexedSkillMd>) =>
     Effect.gen(function* () {
+      const covered = inventories.covered(skill.rootReal, skill.dir)
+      const coveredAnswer = covered === undefined ? undefined : manifestOfKept(skill, covered)
+      if (coveredAnswer !== undefined) return coveredAnswer
       const base = yield* skillBaseNow(fs, skill)
       // The kept inventory is checked against the disk once per call: it answers, or it gives
       // the files (with the digests still to compute), or a walk does.
@@ -335,6 +388,25 @@ export const makeManifests = (
       return (keptNow === undefined ? undefined : manifestOfKept(skill, keptNow)) ?? result
     })
 
+  /**
+   * A file of a skill covered by watches (Watches.ts), as its kept inventory lists it, resolved
+   * without a realpath: while covered, the skill folder is still its own real path and the file
+   * a regular file in it. A stat of the folder must still find the kept one (a skill folder
+   * swapped for a link just now fails it, before the watches' events arrive), and the file opened
+   * must be the very file kept (`found`: a subfolder swapped for a link just now leads to
+   * another). Undefined when it is not so (then resolve the path: Containment `resolveIn`).
+   */
+  const coveredFile = (skill: SkillRef, relative: string): CoveredFile | undefined => {
+    const kept = inventories.covered(skill.rootReal, skill.dir)
+    const top = kept?.folders[0]
+    const file = kept?.files.find((each) => each.path === relative)
+    if (top === undefined || file === undefined) return undefined
+    const info = fs.sync.lstat(skill.dir)
+    if (info === null || !info.isDirectory() || info.dev !== top.stamp.dev || info.ino !== top.stamp.ino)
+      return undefined
+    return { resolved: { real: file.real, base: skill.dir, relative }, found: file.stamp }
+  }
+
   /** Why the Skills extension cannot serve a skill (limits, SKILL.md's first bytes), if it cannot. */
   const publicationProblem = (skill: SkillRef) =>
     Effect.gen(function* () {
@@ -356,9 +428,10 @@ export const makeManifests = (
   return {
     manifest,
     keptManifest,
+    coveredFile,
     publicationProblem,
     // What is kept of skills' files, and its record (Inventories.ts).
-    saveNow: inventories.saveNow,
+    close: inventories.close,
     /**
      * Skills found unservable over the extension (over its limits, SKILL.md not beginning with
      * `---`) when they were last listed, fetched or checked: skill folder -> reason. These show

@@ -7,23 +7,25 @@
  */
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { Fs } from "../platform/Fs.js"
 import { isInside } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import { Frontmatter } from "../skills/Frontmatter.js"
-import type { SkillRef } from "./Containment.js"
-import { resolveIn } from "./Containment.js"
+import type { ResolvedPath, SkillRef } from "./Containment.js"
+import { checkRelativePath, resolveIn } from "./Containment.js"
 import { folderOf, listFolder, makeFolderPages } from "./Folders.js"
+import { RecheckPace } from "./Inventories.js"
 import { makeManifestStore } from "./ManifestStore.js"
-import type { IndexedSkillMd } from "./Manifests.js"
+import type { CoveredFile, IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
 import { fileReader, textOf } from "./Reading.js"
 
 export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFiles", {
   scoped: Effect.gen(function* () {
     const fs = yield* Fs
-    const { maxFileBytes, manifestCache, gitCache } = yield* Settings
+    const { maxFileBytes, manifestCache, gitCache, watch } = yield* Settings
     const frontmatter = yield* Frontmatter
     const readFile = fileReader(fs, maxFileBytes)
     const readFileNow = fileReader(fs, maxFileBytes, true)
@@ -34,15 +36,46 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       manifestCache,
       (rootReal) => gitCacheReal !== undefined && isInside(gitCacheReal, rootReal),
     )
-    const manifests = makeManifests(fs, maxFileBytes, frontmatter, store)
-    // What the cache folder does not have yet is written as the server stops.
-    yield* Effect.addFinalizer(() => Effect.sync(manifests.saveNow))
+    const manifests = makeManifests(fs, maxFileBytes, frontmatter, store, watch, yield* RecheckPace)
+    // What the cache folder does not have yet is written as the server stops; watches closed.
+    yield* Effect.addFinalizer(() => Effect.sync(manifests.close))
+    /**
+     * The file `requested` names in a skill whose kept inventory watches cover, resolved at once
+     * (Manifests `coveredFile`: one stat, no realpath); undefined otherwise.
+     */
+    const coveredFile = (skill: SkillRef, requested: string): CoveredFile | undefined => {
+      const segments = checkRelativePath(skill.id, requested)
+      return Either.isLeft(segments) || segments.right.length === 0
+        ? undefined
+        : manifests.coveredFile(skill, segments.right.join("/"))
+    }
+    /**
+     * `read` of the file resolved at once when it can be (`coveredFile`: the file opened must be
+     * the one kept), else `slow` (the path resolved first: Containment `resolveIn`); a read of
+     * the first kind that fails is left for `slow` (say, the file was replaced by a link an
+     * instant ago), which says what is so.
+     */
+    const readIn = <A, E, R, B, E2, R2>(
+      skill: SkillRef,
+      requested: string,
+      read: (resolved: ResolvedPath, found: CoveredFile["found"]) => Effect.Effect<A, E, R>,
+      slow: Effect.Effect<B, E2, R2>,
+    ): Effect.Effect<A | B, E2, R | R2> => {
+      const covered = coveredFile(skill, requested)
+      return covered === undefined ? slow : Effect.orElse(read(covered.resolved, covered.found), () => slow)
+    }
     // Each public method is one span (Effect.fn); they share plain forms, not each other's
     // traced ones, so one call makes one span.
-    const bytesOf = (skill: SkillRef, requested: string) =>
-      Effect.flatMap(resolveIn(fs, skill, requested), (resolved) =>
-        Effect.map(readFile(skill, resolved, requested), (read) => read.content),
+    const bytesOf = (skill: SkillRef, requested: string) => {
+      const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>
+        Effect.map(readFile(skill, resolved, requested, found), ({ content }) => content)
+      return readIn(
+        skill,
+        requested,
+        read,
+        Effect.flatMap(resolveIn(fs, skill, requested), (at) => read(at)),
       )
+    }
 
     /** Resolves `requested` inside the skill, or fails without revealing anything outside it. */
     const resolve = Effect.fn("SkillFiles.resolve")(function* (skill: SkillRef, requested: string) {
@@ -75,14 +108,22 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     })
 
     /** What the path names, resolved once: a folder, or a file's bytes (within the size limit). */
-    const fileOrFolder = (skill: SkillRef, requested: string) =>
-      Effect.gen(function* () {
+    const fileOrFolder = (skill: SkillRef, requested: string) => {
+      const resolvedFirst = Effect.gen(function* () {
         const resolved = yield* resolveIn(fs, skill, requested)
         const info = yield* Effect.promise(async () => fs.async.stat(resolved.real))
         if (info?.isDirectory() === true) return { _tag: "Folder", resolved } as const
         const { content } = yield* readFile(skill, resolved, requested)
         return { _tag: "File", content } as const
       })
+      // A file a covered skill's kept inventory lists is read at once (see `readIn`).
+      const readCovered = (resolved: ResolvedPath, found: CoveredFile["found"]) =>
+        Effect.map(
+          readFile(skill, resolved, requested, found),
+          ({ content }) => ({ _tag: "File", content }) as const,
+        )
+      return readIn(skill, requested, readCovered, resolvedFirst)
+    }
 
     /** A file's bytes, or word that the path is a folder (a resource read refuses folders). */
     const readEntry = Effect.fn("SkillFiles.readEntry")(function* (skill: SkillRef, requested: string) {
@@ -104,8 +145,14 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      */
     const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
       // Resolved and read with synchronous calls: a SKILL.md is small, and read on every call.
-      const resolved = yield* resolveIn(fs, skill, SKILL_FILE, true)
-      const { content: file } = yield* readFileNow(skill, resolved, SKILL_FILE)
+      const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>
+        readFileNow(skill, resolved, SKILL_FILE, found)
+      const { content: file } = yield* readIn(
+        skill,
+        SKILL_FILE,
+        read,
+        Effect.flatMap(resolveIn(fs, skill, SKILL_FILE, true), (at) => read(at)),
+      )
       const text = Buffer.from(file.bytes).toString("utf8")
       const parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
       return {

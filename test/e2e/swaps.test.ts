@@ -7,9 +7,10 @@
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Schema from "effect/Schema"
 import { afterEach, describe, expect, it } from "vitest"
 import type { RunningServer } from "../support/server.js"
-import { CANARY, callTool, eventually, startServer } from "../support/server.js"
+import { CANARY, callTool, eventually, listAllSkills, startServer } from "../support/server.js"
 import { skillMd, writeTree } from "../support/tree.js"
 
 const cleanups: Array<() => Promise<void>> = []
@@ -24,7 +25,10 @@ const tempDir = async (label: string) => {
 }
 
 const start = async (args: ReadonlyArray<string>, home: string) => {
-  const server = await startServer(args, { env: { HOME: home } })
+  const server = await startServer(args, {
+    env: { HOME: home, XDG_CACHE_HOME: path.join(home, ".cache") },
+    capabilities: { extensions: { "io.modelcontextprotocol/skills": {} } },
+  })
   cleanups.unshift(() => server.close())
   return server
 }
@@ -34,16 +38,33 @@ const neverLeaked = (server: RunningServer) => {
   expect(server.protocolErrors).toEqual([])
 }
 
+const SyncPage = Schema.Struct({
+  skills: Schema.Array(Schema.Unknown),
+  nextCursor: Schema.optional(Schema.String),
+})
+
 describe("a skill folder swapped for a link to outside the root while serving", () => {
   it.each([
-    ["with the watcher", []],
-    ["without it", ["--no-watch"]],
-  ])("is never followed, %s", async (_label, flags) => {
+    ["with the watcher", [], false],
+    ["without it", ["--no-watch"], false],
+    // Settled and listed over the Skills extension twice: its files are kept and, with the
+    // watcher, watched, so reads take them without resolving real paths (src/files/Watches.ts).
+    ["with the watcher, its files kept and watched", [], true],
+    ["without the watcher, its files kept", ["--no-watch"], true],
+  ])("is never followed, %s", async (_label, flags, kept) => {
     const root = await tempDir("swap-root")
     const outside = await tempDir("swap-outside")
     await writeTree(root, { "pdf/SKILL.md": skillMd("pdf", "The real one."), "pdf/notes.md": "Fine.\n" })
     await writeTree(outside, { "SKILL.md": skillMd("pdf", "Impostor."), "secret.txt": `${CANARY}\n` })
+    // The same names on both sides: a read that followed the link would find a file.
+    await writeTree(outside, { "notes.md": `${CANARY}\n` })
+    if (kept) {
+      const hourAgo = Date.now() / 1000 - 3600
+      for (const name of ["pdf/SKILL.md", "pdf/notes.md", "pdf"])
+        await fs.utimes(path.join(root, name), hourAgo, hourAgo)
+    }
     const server = await start([root, ...flags], root)
+    if (kept) for (let sync = 0; sync < 2; sync++) await listAllSkills(server, SyncPage)
     expect(
       (await callTool(server, "read_skill_file", { id: "pdf", path: "notes.md" })).isError,
     ).toBeUndefined()
@@ -56,6 +77,11 @@ describe("a skill folder swapped for a link to outside the root while serving", 
     for (let round = 0; round < 20; round++) {
       const read = await callTool(server, "read_skill_file", { id: "pdf", path: "secret.txt" })
       expect(read.isError).toBe(true)
+      // A file the kept skill lists, at the same path on the other side.
+      const notes = await callTool(server, "read_skill_file", { id: "pdf", path: "notes.md" })
+      expect(JSON.stringify(notes)).not.toContain(CANARY)
+      // Nor is what lies there listed over the Skills extension, kept or not.
+      if (kept) expect(JSON.stringify(await listAllSkills(server, SyncPage))).not.toContain("Impostor")
       const got = await callTool(server, "get_skill", { id: "pdf" })
       expect(got.isError).toBe(true)
       expect(JSON.stringify(got)).not.toContain("Impostor")

@@ -1,0 +1,233 @@
+/**
+ * Watches: which kept skills (Inventories.ts) may be trusted without a look at the disk. While
+ * the server's watcher is on, and on Linux only (where a folder's watch is inotify's, and sees
+ * what happens to its entries), a kept skill is "covered" while watches see nothing that could
+ * change it:
+ *
+ * - a watch of each of its folders, made before the folder was read or its stamp last checked:
+ *   a file or folder in it added, removed, renamed, written or replaced (by a link too);
+ * - a watch of each folder above the skill folder, up to `/`, told of the one name on the way
+ *   down: the skill folder or a folder above it removed, renamed, or replaced by a link, so the
+ *   skill folder's real path is still its path while covered.
+ *
+ * Any event ends the skill's coverage and closes its watches: the next call checks its stamps
+ * again (after new watches, which then follow the folders now at those paths: a watch follows a
+ * folder's inode, not its path, so a skill removed and copied back in place is watched anew).
+ * What a watch cannot see (a file written through a hard link elsewhere, through a shared memory
+ * mapping, or by another machine on a network file system) is caught by stamps: a skill with a
+ * file of more than one link is never covered, and Inventories re-checks covered skills' stamps
+ * in the background, a few at a time. These watches take at most half the system's limit on
+ * watches (`watchBudget`), and none are made after the system first refuses one for want of room
+ * (ENOSPC); skills past either are checked by their stamps, as are skills on file systems whose
+ * watches do not see changes made elsewhere (`reliableEvents`: FUSE, NFS, 9p, SMB).
+ * Events can also be lost: when the kernel's queue of events overflows (a large checkout while
+ * the server is busy), Node drops the overflow silently; the background re-check bounds how long
+ * a covered skill may then be answered as it was.
+ */
+import type { FSWatcher } from "node:fs"
+import { readFileSync, statfsSync, watch } from "node:fs"
+import * as path from "node:path"
+import { errorCode } from "../platform/Fs.js"
+
+/** A folder above skill folders, watched for the names that lead down to them. */
+interface Above {
+  readonly watcher: FSWatcher
+  /** Skill folders (real paths) by the name, in this folder, that leads to them. */
+  readonly below: Map<string, Set<string>>
+}
+
+/** The folders above `base` up to `/`, each with the name in it that leads down to `base`. */
+const ancestorsOf = (base: string): Array<readonly [string, string]> => {
+  const chain: Array<readonly [string, string]> = []
+  for (let dir = base, parent = path.dirname(dir); parent !== dir; dir = parent, parent = path.dirname(dir))
+    chain.push([parent, path.basename(dir)])
+  return chain
+}
+
+/**
+ * How many watches these may hold: half the system's limit on a user's watches (Linux's
+ * `max_user_watches`), leaving the rest to the catalog's watcher, whose watches say what skills
+ * there are; past it, skills are checked by their stamps.
+ */
+const watchBudget = (): number => {
+  try {
+    const limit = Number.parseInt(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8"), 10)
+    return Number.isFinite(limit) ? Math.floor(limit / 2) : Number.POSITIVE_INFINITY
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
+}
+
+/**
+ * File systems whose watches miss changes made elsewhere (by the host, another client or the
+ * server behind them), by `statfs`'s type: FUSE (sshfs, WSL2's /mnt/c, Docker Desktop's shares),
+ * NFS, 9p, and SMB (CIFS and SMB2).
+ */
+const UNRELIABLE_TYPES: ReadonlySet<number> = new Set([
+  0x65735546, 0x6969, 0x01021997, 0xff534d42, 0xfe534d42,
+])
+
+/** Whether watches of the folder `dir` see every change to it (see UNRELIABLE_TYPES). */
+export const reliableEvents = (dir: string): boolean => {
+  try {
+    return !UNRELIABLE_TYPES.has(statfsSync(dir).type)
+  } catch {
+    return false
+  }
+}
+
+/** A watch of `dir` that reports each event's name (null: the watch itself broke), or the error that refused it. */
+const open = (
+  dir: string,
+  onEvent: (name: string | null) => void,
+): FSWatcher | { readonly refused: unknown } => {
+  try {
+    const watcher = watch(dir, { persistent: false }, (_event, name) =>
+      onEvent(name === null ? null : name.toString()),
+    )
+    watcher.on("error", () => onEvent(null))
+    return watcher
+  } catch (error) {
+    return { refused: error }
+  }
+}
+
+/** Watches that say which kept skills are unchanged (see the top of this file); `enabled` false: none. */
+export const makeWatches = (enabled: boolean) => {
+  const on = enabled && process.platform === "linux"
+  /** The watches of each watched skill's own folders, by skill folder. */
+  const own = new Map<string, Array<FSWatcher>>()
+  const above = new Map<string, Above>()
+  const covered = new Set<string>()
+  const budget = on ? watchBudget() : 0
+  /** Watches held now (own and above). */
+  let held = 0
+  /** A watch was refused (over the budget, or by the system) since watches were last closed. */
+  let refused = false
+  /** The system had no room for one more watch (ENOSPC): none are made any more. */
+  let exhausted = false
+
+  /** A watch of `dir` within the budget; undefined when over it or refused (then `refused`). */
+  const watchWithin = (dir: string, onEvent: (name: string | null) => void) => {
+    const watcher = held >= budget ? undefined : open(dir, onEvent)
+    if (watcher !== undefined && !("refused" in watcher)) {
+      held++
+      return watcher
+    }
+    refused = true
+    if (watcher !== undefined && errorCode(watcher.refused) === "ENOSPC") exhausted = true
+    return undefined
+  }
+  const unwatch = (watcher: FSWatcher) => {
+    watcher.close()
+    held--
+  }
+
+  /** Ends a skill folder's coverage and closes its watches (those above once no skill needs them). */
+  const release = (base: string) => {
+    covered.delete(base)
+    const watchers = own.get(base)
+    if (watchers === undefined) return
+    own.delete(base)
+    // Watches closed: there may be room for others again.
+    refused = false
+    for (const watcher of watchers) unwatch(watcher)
+    for (const [dir, name] of ancestorsOf(base)) {
+      const folder = above.get(dir)
+      const bases = folder?.below.get(name)
+      if (folder === undefined || bases === undefined) continue
+      bases.delete(base)
+      if (bases.size === 0) folder.below.delete(name)
+      if (folder.below.size === 0) {
+        unwatch(folder.watcher)
+        above.delete(dir)
+      }
+    }
+  }
+
+  /** An event in a folder above skill folders: those below the name it names are released. */
+  const aboveChanged = (dir: string, name: string | null) => {
+    const folder = above.get(dir)
+    if (folder === undefined) return
+    // No name, or the folder's own (it was removed or moved itself): every skill below it.
+    const names = name === null || name === path.basename(dir) ? [...folder.below.keys()] : [name]
+    for (const each of names) for (const base of [...(folder.below.get(each) ?? [])]) release(base)
+  }
+
+  return {
+    enabled: on,
+    /**
+     * Starts watching a skill folder (a real path) and the folders above it, before it is read
+     * or its stamps checked; `folder` adds its subfolders. Any earlier watches of it are
+     * closed first. False when the system refused a watch (the skill is then not covered).
+     */
+    begin: (base: string): boolean => {
+      release(base)
+      if (!on || exhausted || !reliableEvents(base)) return false
+      const watchers: Array<FSWatcher> = []
+      own.set(base, watchers)
+      for (const [dir, name] of ancestorsOf(base)) {
+        let folder = above.get(dir)
+        if (folder === undefined) {
+          const watcher = watchWithin(dir, (changed) => aboveChanged(dir, changed))
+          if (watcher === undefined) {
+            release(base)
+            refused = true
+            return false
+          }
+          folder = { watcher, below: new Map() }
+          above.set(dir, folder)
+        }
+        let bases = folder.below.get(name)
+        if (bases === undefined) {
+          bases = new Set()
+          folder.below.set(name, bases)
+        }
+        bases.add(base)
+      }
+      const watcher = watchWithin(base, () => release(base))
+      if (watcher === undefined) {
+        release(base)
+        refused = true
+        return false
+      }
+      watchers.push(watcher)
+      return true
+    },
+    /** Watches one more folder of a skill `begin` started on; false when refused or not started. */
+    folder: (base: string, dir: string): boolean => {
+      const watchers = own.get(base)
+      if (watchers === undefined) return false
+      const watcher = watchWithin(dir, () => release(base))
+      if (watcher === undefined) {
+        release(base)
+        refused = true
+        return false
+      }
+      watchers.push(watcher)
+      return true
+    },
+    /**
+     * Whether a skill might be covered now: false once a watch was refused (over the budget, or
+     * by the system) until some are closed, and for good once the system had no room (ENOSPC).
+     */
+    room: (): boolean => on && !refused && !exhausted,
+    /** How many watches are open (own and above). */
+    open: (): number => held,
+    /** The skill's stamps were found to hold after its watches began: it is covered. */
+    confirm: (base: string) => {
+      if (own.has(base)) covered.add(base)
+    },
+    release,
+    /** Whether a kept skill folder is unchanged since its stamps last held (see the top of this file). */
+    covered: (base: string): boolean => covered.has(base),
+    /** The covered skill folders (for the background re-check). */
+    coveredNow: (): ReadonlySet<string> => covered,
+    /** Closes every watch. */
+    close: () => {
+      for (const base of [...own.keys()]) release(base)
+    },
+  } as const
+}
+
+export type Watches = ReturnType<typeof makeWatches>

@@ -1,0 +1,195 @@
+/**
+ * Kept skills covered by watches (src/files/Watches.ts, Inventories.ts): what ends a skill's
+ * coverage, that its watches are all closed then, that a covered skill's file is read without
+ * resolving its path (and only while covered), and that a covered read never follows a folder
+ * swapped for a link an instant before. The background re-check is off here: whatever is seen
+ * was seen through the watches.
+ */
+import * as nodeFs from "node:fs"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { RecheckPace } from "../src/files/Inventories.js"
+import { SkillFiles } from "../src/files/SkillFiles.js"
+import { makeWatches } from "../src/files/Watches.js"
+import type { FsShape } from "../src/platform/Fs.js"
+import { Fs } from "../src/platform/Fs.js"
+import { Settings } from "../src/Settings.js"
+import { Frontmatter } from "../src/skills/Frontmatter.js"
+import { skillMd, tempTree } from "./support/tree.js"
+
+const TREE = {
+  "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
+  "skills/pdf/references/guide.md": "guide",
+  "skills/other/SKILL.md": skillMd("other", "Other"),
+  "outside/guide.md": "outside",
+}
+
+/** Waits (for real) until `check` holds, 5 s at most; answers whether it did. */
+const until = (check: () => boolean) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + 5_000
+    while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25))
+    return check()
+  })
+
+/** Every file and folder below `root` dated an hour ago: settled, so kept. */
+const settle = (root: string) => {
+  const hourAgo = Date.now() / 1000 - 3600
+  const visit = (at: string) => {
+    if (nodeFs.lstatSync(at).isDirectory())
+      for (const name of nodeFs.readdirSync(at)) visit(path.join(at, name))
+    nodeFs.utimesSync(at, hourAgo, hourAgo)
+  }
+  visit(root)
+}
+
+describe.runIf(process.platform === "linux")("watches of kept skills", () => {
+  it.scoped.each<readonly [string, (root: string) => Promise<void>]>([
+    ["a file edited", (root) => fs.writeFile(`${root}/skills/pdf/references/guide.md`, "GUIDE")],
+    ["a file added to a subfolder", (root) => fs.writeFile(`${root}/skills/pdf/references/new.md`, "new")],
+    ["a folder above the skill renamed", (root) => fs.rename(`${root}/skills`, `${root}/renamed`)],
+    ["the skill folder removed", (root) => fs.rm(`${root}/skills/pdf`, { recursive: true })],
+  ])("release a skill at %s, closing all its watches", ([, change]) =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      const watches = makeWatches(true)
+      yield* Effect.addFinalizer(() => Effect.sync(watches.close))
+      const base = `${root}/skills/pdf`
+      expect(watches.begin(base)).toBe(true)
+      expect(watches.folder(base, `${base}/references`)).toBe(true)
+      watches.confirm(base)
+      expect(watches.covered(base)).toBe(true)
+      expect(watches.open()).toBeGreaterThan(2)
+      yield* Effect.promise(() => change(root))
+      expect(yield* until(() => !watches.covered(base))).toBe(true)
+      expect(watches.open()).toBe(0)
+    }),
+  )
+
+  it.scoped("keep a skill covered while another skill changes, and close every watch when closed", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      const watches = makeWatches(true)
+      const [pdf, other] = [`${root}/skills/pdf`, `${root}/skills/other`]
+      for (const base of [pdf, other]) {
+        expect(watches.begin(base)).toBe(true)
+        watches.confirm(base)
+      }
+      yield* Effect.promise(() => fs.writeFile(`${other}/notes.md`, "notes"))
+      expect(yield* until(() => !watches.covered(other))).toBe(true)
+      expect(watches.covered(pdf)).toBe(true)
+      watches.close()
+      expect(watches.covered(pdf)).toBe(false)
+      expect(watches.open()).toBe(0)
+    }),
+  )
+
+  it("are never made with the watcher off", () => {
+    const watches = makeWatches(false)
+    expect(watches.begin(process.cwd())).toBe(false)
+    expect(watches.open()).toBe(0)
+  })
+})
+
+/**
+ * The real file system, counting realpaths, and (with `withoutProc`) telling of no opened file's
+ * kernel path, as a system without /proc: then only the checks of the read itself keep it inside.
+ */
+const countingFs = () => {
+  const node = Effect.runSync(Effect.provide(Fs, Fs.node))
+  const counter = { realpaths: 0 }
+  const shape: FsShape = {
+    sync: {
+      ...node.sync,
+      realpath: (target) => {
+        counter.realpaths++
+        return node.sync.realpath(target)
+      },
+    },
+    async: {
+      ...node.async,
+      realpath: (target) => {
+        counter.realpaths++
+        return node.async.realpath(target)
+      },
+    },
+    contained: {
+      ...node.contained,
+      openFile: async (file) => ({ ...(await node.contained.openFile(file)), opened: null }),
+    },
+    containedNow: {
+      ...node.containedNow,
+      openFile: (file) => ({ ...node.containedNow.openFile(file), opened: null }),
+    },
+  }
+  return { counter, layer: Layer.succeed(Fs, shape) }
+}
+
+describe.runIf(process.platform === "linux")("a covered skill's files", () => {
+  const setup = Effect.gen(function* () {
+    const root = yield* tempTree(TREE)
+    settle(root)
+    const { counter, layer } = countingFs()
+    const service = yield* Effect.provide(
+      SkillFiles,
+      SkillFiles.Default.pipe(
+        Layer.provide(Frontmatter.Default),
+        Layer.provide(
+          Layer.mergeAll(
+            Settings.make({ watch: true }),
+            layer,
+            Layer.succeed(RecheckPace, { everyMs: 1_000, perTick: 0 }),
+          ),
+        ),
+      ),
+    )
+    const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+    // Walked and kept, its folders watched before they were read: covered.
+    yield* service.manifest(skill)
+    /** Realpath calls made by `effect`. */
+    const realpathsOf = <A, E>(effect: Effect.Effect<A, E>) =>
+      Effect.gen(function* () {
+        const before = counter.realpaths
+        yield* effect
+        return counter.realpaths - before
+      })
+    return { root, service, skill, realpathsOf }
+  })
+
+  it.scoped("are read without resolving their paths while covered, and resolved once a change is seen", () =>
+    Effect.gen(function* () {
+      const { root, service, skill, realpathsOf } = yield* setup
+      expect(yield* realpathsOf(service.loadSkill(skill))).toBe(0)
+      expect(yield* realpathsOf(service.readText(skill, "references/guide.md"))).toBe(0)
+      yield* Effect.promise(() => fs.writeFile(`${root}/skills/pdf/references/guide.md`, "GUIDE"))
+      // Seen through the watches (the re-check is off): no longer covered, resolved on each read.
+      let resolved = 0
+      for (const deadline = Date.now() + 5_000; resolved === 0 && Date.now() < deadline; ) {
+        resolved = yield* realpathsOf(service.loadSkill(skill))
+        if (resolved === 0) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+      }
+      expect(resolved).toBeGreaterThan(0)
+      expect((yield* service.readText(skill, "references/guide.md")).text).toBe("GUIDE")
+    }),
+  )
+
+  it.scoped("never serve what a subfolder swapped for a link an instant ago leads to", () =>
+    Effect.gen(function* () {
+      const { root, service, skill, realpathsOf } = yield* setup
+      expect(yield* realpathsOf(service.readText(skill, "references/guide.md"))).toBe(0)
+      // Swapped and read in the same turn: no watch event can have been read yet.
+      const read = Effect.suspend(() => {
+        nodeFs.renameSync(`${skill.dir}/references`, `${root}/moved`)
+        nodeFs.symlinkSync(`${root}/outside`, `${skill.dir}/references`)
+        return service.readText(skill, "references/guide.md")
+      })
+      const error = yield* Effect.flip(read)
+      expect(error._tag).toBe("PathEscape")
+      const entry = yield* Effect.either(service.readEntry(skill, "references/guide.md"))
+      expect(entry._tag).toBe("Left")
+    }),
+  )
+})
