@@ -400,9 +400,10 @@ export const makeInventories = (
     unsure: (base: string) => watches.release(base),
     /**
      * The inventory kept for `base`, without checking it against the disk: for the call whose
-     * walk (or `held`) has just found it.
+     * walk (or `held`) has just found it. The root's record is read first, the first time.
      */
     justKept: (rootReal: string, base: string): KeptInventory | undefined => {
+      loadRoot(rootReal)
       const kept = inventories.get(base)
       return kept?.rootReal === rootReal ? kept : undefined
     },

@@ -291,6 +291,22 @@ export const makeManifests = (
     return real
   }
 
+  /** Whether the skill folder's path is real up to its own name (its parent's real path is itself). */
+  const ownPathIsReal = (skill: SkillRef) => {
+    const parent = path.dirname(skill.dir)
+    return isInside(skill.rootReal, skill.dir) && realParent(parent) === parent
+  }
+
+  /**
+   * The skill folder's real path, checked (Containment `skillBaseNow`): its own path when that is
+   * real up to its name (`ownPathIsReal`) and it is a folder, not a link; else resolved. The
+   * folder's first open checks the kernel's path of it again (Folders.ts).
+   */
+  const baseNow = (skill: SkillRef) =>
+    ownPathIsReal(skill) && fs.sync.lstat(skill.dir)?.isDirectory() === true
+      ? Effect.succeed(skill.dir)
+      : skillBaseNow(fs, skill)
+
   /**
    * A skill's manifest made without a wait, when it can be: its inventory is kept and holds,
    * every digest is known and SKILL.md's is the catalog's version of it (`knownEntry`). The same
@@ -303,13 +319,12 @@ export const makeManifests = (
     if (covered !== undefined) return manifestOfKept(skill, covered)
     // Kept at its own path: that is its real path if its parent's is (resolved once for a page
     // of skills) and it is a folder, not a link, as `held`'s stat of it checks first.
-    const parent = path.dirname(skill.dir)
-    if (
-      inventories.justKept(skill.rootReal, skill.dir) !== undefined &&
-      isInside(skill.rootReal, skill.dir) &&
-      realParent(parent) === parent
-    )
-      return keptManifestAt(skill, skill.dir)
+    if (ownPathIsReal(skill)) {
+      if (inventories.justKept(skill.rootReal, skill.dir) !== undefined)
+        return keptManifestAt(skill, skill.dir)
+      // Nothing kept at its own path: if that is its real path (a folder, not a link), nothing is kept.
+      if (fs.sync.lstat(skill.dir)?.isDirectory() === true) return undefined
+    }
     const base = fs.sync.realpath(skill.dir)
     return base === null || !isInside(skill.rootReal, base) ? undefined : keptManifestAt(skill, base)
   }
@@ -350,7 +365,7 @@ export const makeManifests = (
       const covered = inventories.covered(skill.rootReal, skill.dir)
       const coveredAnswer = covered === undefined ? undefined : manifestOfKept(skill, covered)
       if (coveredAnswer !== undefined) return coveredAnswer
-      const base = yield* skillBaseNow(fs, skill)
+      const base = yield* baseNow(skill)
       // The kept inventory is checked against the disk once per call: it answers, or it gives
       // the files (with the digests still to compute), or a walk does.
       const held = inventories.held(skill.rootReal, base)
