@@ -141,8 +141,9 @@ export const makeManifests = (
     Effect.gen(function* () {
       // Before the walk: a folder or file changed while it is walked has a later time than this.
       const walkedAt = Date.now()
-      // Watched before it is read, so that a change during the walk is seen (Watches.ts).
-      let watched = inventories.beginWatch(base)
+      // Watched before it is read, so that a change during the walk is seen (Watches.ts); not a
+      // skill that could not be kept when last walked (a file withheld, over a limit).
+      let watched = !withheld.has(skill.dir) && !leftOut.has(skill.dir) && inventories.beginWatch(base)
       let severalLinks = false
       const top = fs.sync.lstat(base)
       const folders: Array<FoundFolder> = []
@@ -165,6 +166,8 @@ export const makeManifests = (
           // Found through a link (its real path is not where its name is): walked every time.
           if (entry.real !== path.join(base, ...entryPath.split("/"))) keep = false
           else if (walkedAt - entry.info.mtimeMs <= SETTLED_MS) keep = false
+          // On another file system (a mount inside the skill): its changes may reach no watch.
+          if (entry.info.dev !== top?.dev) watched = false
           if (entry.type === "directory") {
             folders.push({ path: entryPath, stamp: stampOf(entry.info) })
             // Watched before the walk reads it (it is read once `visit` returns).
@@ -447,6 +450,7 @@ export const makeManifests = (
     publicationProblem,
     // What is kept of skills' files, and its record (Inventories.ts).
     close: inventories.close,
+    yieldRoom: inventories.yieldRoom,
     /**
      * Skills found unservable over the extension (over its limits, SKILL.md not beginning with
      * `---`) when they were last listed, fetched or checked: skill folder -> reason. These show
