@@ -352,3 +352,46 @@ describe("manifests kept between runs", () => {
     }),
   )
 })
+
+describe.runIf(process.platform === "linux")("the background re-check of covered skills", () => {
+  // 600 covered skills, all owed at each tick (every 2 s): the tick's checks go on over as many
+  // turns of the event loop as they take, so the last skill is reached at the first tick, not
+  // only after the several ticks that slices of a few ms each would need.
+  it.scoped(
+    "checks every skill a tick owes, however long that takes, and sees a write through a hard link made later",
+    () =>
+      Effect.gen(function* () {
+        const count = 600
+        const tree: Record<string, string> = {}
+        for (let index = 0; index < count; index++) {
+          const name = `s${String(index).padStart(3, "0")}`
+          tree[`skills/${name}/SKILL.md`] = skillMd(name, `Skill ${index}`)
+          tree[`skills/${name}/references/guide.md`] = `guide ${index}`
+        }
+        const root = yield* tempTree(tree)
+        yield* settle(root)
+        const service = yield* Effect.provide(
+          SkillFiles,
+          skillFiles(undefined, true, { everyMs: 2_000, perTick: count }),
+        )
+        const skillOf = (index: number) => {
+          const name = `s${String(index).padStart(3, "0")}`
+          return { id: name, dir: `${root}/skills/${name}`, rootReal: `${root}/skills` }
+        }
+        for (let index = 0; index < count; index++) yield* service.manifest(skillOf(index))
+        const last = skillOf(count - 1)
+        const guide = `${last.dir}/references/guide.md`
+        yield* Effect.promise(async () => {
+          await fs.link(guide, `${root}/guide-link.md`)
+          await fs.writeFile(`${root}/guide-link.md`, "GUIDE")
+        })
+        yield* eventually(
+          Effect.map(service.manifest(last), (manifest) =>
+            expect(manifest.files.find((file) => file.path === "references/guide.md")?.digest).toBe(
+              sha("GUIDE"),
+            ),
+          ),
+        )
+      }),
+  )
+})

@@ -87,6 +87,78 @@ describe.runIf(process.platform === "linux")("watches of kept skills", () => {
     }),
   )
 
+  it.scoped("go on covering other skills when one skill's folder cannot be watched", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      const watches = makeWatches(true)
+      yield* Effect.addFinalizer(() => Effect.sync(watches.close))
+      const [pdf, other] = [`${root}/skills/pdf`, `${root}/skills/other`]
+      expect(watches.begin(pdf)).toBe(true)
+      // A subfolder gone since the walk found it: that skill is not covered...
+      expect(watches.folder(pdf, `${pdf}/gone`)).toBe(false)
+      expect(watches.covered(pdf)).toBe(false)
+      // ...but there is room for others, and they are.
+      expect(watches.room()).toBe(true)
+      expect(watches.begin(other)).toBe(true)
+      watches.confirm(other)
+      expect(watches.covered(other)).toBe(true)
+    }),
+  )
+
+  it.scoped("stop at their budget, and make room again as skills are released", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      const [pdf, other] = [`${root}/skills/pdf`, `${root}/skills/other`]
+      // The budget of one skill's watches (its folder and each folder above it).
+      const probe = makeWatches(true)
+      expect(probe.begin(pdf)).toBe(true)
+      const budget = probe.open()
+      probe.close()
+      const watches = makeWatches(true, { budget })
+      yield* Effect.addFinalizer(() => Effect.sync(watches.close))
+      expect(watches.begin(pdf)).toBe(true)
+      expect(watches.begin(other)).toBe(false)
+      expect(watches.room()).toBe(false)
+      watches.release(pdf)
+      expect(watches.room()).toBe(true)
+      expect(watches.begin(other)).toBe(true)
+    }),
+  )
+
+  it.scoped.each([
+    ["FUSE", 0x65735546, false],
+    ["NFS", 0x6969, false],
+    ["Ceph", 0x00c36400, false],
+    ["a type it cannot read", undefined, false],
+    ["ext4", 0xef53, true],
+    ["tmpfs", 0x01021994, true],
+  ] as const)("cover a skill on %s only if its watches see every change", ([, type, covers]) =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      const watches = makeWatches(true, { typeOf: () => type })
+      yield* Effect.addFinalizer(() => Effect.sync(watches.close))
+      expect(watches.begin(`${root}/skills/pdf`)).toBe(covers)
+      // Not for want of room: other skills may still be covered.
+      expect(watches.room()).toBe(true)
+    }),
+  )
+
+  it.scoped("close every watch and make no more once the catalog's watcher needs the room", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      const watches = makeWatches(true)
+      yield* Effect.addFinalizer(() => Effect.sync(watches.close))
+      const [pdf, other] = [`${root}/skills/pdf`, `${root}/skills/other`]
+      expect(watches.begin(pdf)).toBe(true)
+      watches.confirm(pdf)
+      watches.yieldRoom()
+      expect(watches.covered(pdf)).toBe(false)
+      expect(watches.open()).toBe(0)
+      expect(watches.room()).toBe(false)
+      expect(watches.begin(other)).toBe(false)
+    }),
+  )
+
   it("are never made with the watcher off", () => {
     const watches = makeWatches(false)
     expect(watches.begin(process.cwd())).toBe(false)

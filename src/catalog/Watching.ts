@@ -9,6 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import { SkillFiles } from "../files/SkillFiles.js"
 import { Catalog } from "./Catalog.js"
 import { foldersToWatch } from "./Snapshot.js"
 import { Watcher } from "./Watcher.js"
@@ -22,6 +23,7 @@ export const watchCatalog = (options: {
   Effect.gen(function* () {
     const catalog = yield* Catalog
     const watcher = yield* Watcher
+    const files = yield* SkillFiles
     // Changes a request applied, having taken them from the watcher before its debounce ended:
     // the watches and `afterChanges` still follow them.
     const taken = yield* Queue.unbounded<ReadonlyArray<string>>()
@@ -34,6 +36,8 @@ export const watchCatalog = (options: {
       for (let round = 0; round < 3; round++) {
         const folders = [...foldersToWatch(yield* catalog.peek), ...options.extraFolders()]
         const { complete, added } = yield* watcher.sync(folders)
+        // Its watches say what skills there are: kept skills' watches make room for them.
+        if (!complete) files.yieldWatches()
         yield* catalog.useWatcher(complete ? pending : undefined)
         if (added.length === 0 || !(yield* catalog.recheck(added))) return
       }

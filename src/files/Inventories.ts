@@ -8,7 +8,8 @@
  * A kept inventory holds while its stamps do: a call checks them (a stat per folder and file, no
  * folder read), unless the skill is covered by watches (Watches.ts: with the watcher on, on
  * Linux), which say it is unchanged since its stamps last held; covered skills' stamps are also
- * re-checked in the background (`RecheckPace`: 250 skills a second), for what watches cannot see.
+ * re-checked in the background (`RecheckPace`: 250 skills a second while the process has time
+ * to spare), for what watches cannot see.
  * Any difference (a file edited, added, removed or renamed in any folder, a file or folder
  * replaced by a link) means the inventory no longer holds: the caller walks again, and re-hashes
  * only the files whose stamps changed. Kept inventories and their digests are also recorded in
@@ -26,6 +27,7 @@ import { SKILL_FILE } from "../skills/Discovery.js"
 import { MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { fileUriProblem } from "./Containment.js"
 import type { ManifestStore, StoredSkill } from "./ManifestStore.js"
+import type { WatchesOptions } from "./Watches.js"
 import { makeWatches } from "./Watches.js"
 
 /** What identifies one version of a file or folder: any change to a field means "look again". */
@@ -90,8 +92,9 @@ const MAX_UNSAVED_MS = 30_000
 
 /**
  * How covered skills' stamps are re-checked in the background (see the top): `perTick` skills
- * every `everyMs` (each tick also within SLICE_MS); `perTick` 0: never (tests that must see a
- * change through the watches alone).
+ * every `everyMs`, checked in slices of SLICE_MS, one per turn of the event loop (so fewer only
+ * while the process has no time to spare); `perTick` 0: never (tests that must see a change
+ * through the watches alone).
  */
 export class RecheckPace extends Context.Reference<RecheckPace>()("skills-mcp/RecheckPace", {
   defaultValue: (): { readonly everyMs: number; readonly perTick: number } => ({
@@ -122,6 +125,7 @@ export const makeInventories = (
   /** Whether the server's file watcher is on: kept skills may then be covered by watches. */
   watching: boolean,
   recheckPace: RecheckPace["Type"] = RecheckPace.defaultValue(),
+  watchesOptions?: WatchesOptions,
 ) => {
   /** Digests by real file path, valid while the stamp holds; kept once settled. */
   const digests = new Map<string, CachedDigest>()
@@ -132,9 +136,17 @@ export const makeInventories = (
   const unsavedRoots = new Set<string>()
   let saveTimer: NodeJS.Timeout | undefined
   let unsavedSince: number | undefined
-  const watches = makeWatches(watching)
+  const watches = makeWatches(watching, watchesOptions)
   /** Kept skills with a file of more than one link: never covered (a write through another link reaches no watch). */
   const linked = new Set<string>()
+  /**
+   * Kept skills whose watches could not be made though there was room (a file system whose
+   * watches miss changes, a folder above not readable, a mount inside): not tried again until
+   * the skill is walked again.
+   */
+  const uncoverable = new Set<string>()
+  /** Whether a kept skill may be covered (now or later). */
+  const coverable = (base: string) => !linked.has(base) && !uncoverable.has(base)
 
   // --- Kept between runs (ManifestStore.ts) ---------------------------------------------------
 
@@ -280,11 +292,21 @@ export const makeInventories = (
    * could not all be made (the next call checks its stamps).
    */
   const coverNow = (base: string, kept: KeptInventory) => {
+    const dev = kept.folders[0]?.stamp.dev
+    const oneFileSystem =
+      kept.folders.every((folder) => folder.stamp.dev === dev) &&
+      kept.files.every((file) => file.stamp.dev === dev)
     const watched =
+      oneFileSystem &&
       watches.begin(base) &&
       kept.folders.every((folder) => folder.path === "" || watches.folder(base, folderPath(base, folder))) &&
       fs.sync.realpath(base) === base
-    if (!watched) return watches.release(base)
+    if (!watched) {
+      watches.release(base)
+      // Not for want of room: watches of this skill cannot be made (see `uncoverable`).
+      if (watches.room()) uncoverable.add(base)
+      return
+    }
     const check = holds(base, kept)
     if (check === "holds") return cover(base)
     watches.release(base)
@@ -305,7 +327,7 @@ export const makeInventories = (
       if (performance.now() - started >= SLICE_MS) break
       toCover.delete(base)
       const kept = inventories.get(base)
-      if (kept !== undefined && !watches.covered(base) && !linked.has(base) && watches.room())
+      if (kept !== undefined && !watches.covered(base) && coverable(base) && watches.room())
         coverNow(base, kept)
     }
     if (toCover.size > 0) coverLater = setImmediate(coverSome).unref()
@@ -318,7 +340,7 @@ export const makeInventories = (
   const stillHolds = (base: string, kept: KeptInventory): boolean => {
     const check = holds(base, kept)
     if (check === "holds, with a file of several links") linked.add(base)
-    else if (check === "holds" && watches.room() && !linked.has(base)) {
+    else if (check === "holds" && watches.room() && coverable(base)) {
       toCover.add(base)
       coverLater ??= setImmediate(coverSome).unref()
     }
@@ -328,17 +350,31 @@ export const makeInventories = (
   // --- Covered by watches, re-checked in the background ----------------------------------------
 
   let recheckTimer: NodeJS.Timeout | undefined
+  let recheckRest: NodeJS.Immediate | undefined
   let rechecking: Iterator<string> | undefined
+  /** Skills still to re-check of this tick's `perTick`. */
+  let recheckOwed = 0
+
+  /** A tick of the re-check: `perTick` more skills to check (at most one tick's worth owed). */
+  const recheckTick = () => {
+    recheckOwed = recheckPace.perTick
+    recheckRest ??= setImmediate(recheck).unref()
+  }
 
   /**
-   * Checks the stamps of the next covered skills (in turn, round and round): `perTick` of them
-   * at most, within SLICE_MS.
+   * Checks the stamps of the next covered skills (in turn, round and round), as many as are owed,
+   * a slice of SLICE_MS at a time: a slice that ends with some owed goes on at the next turn of
+   * the event loop.
    */
   const recheck = () => {
+    recheckRest = undefined
     const started = performance.now()
     let restarted = false
-    for (let count = 0; count < recheckPace.perTick; count++) {
-      if (performance.now() - started >= SLICE_MS) return
+    for (; recheckOwed > 0; recheckOwed--) {
+      if (performance.now() - started >= SLICE_MS) {
+        recheckRest = setImmediate(recheck).unref()
+        return
+      }
       let next = rechecking?.next()
       if (next === undefined || next.done === true) {
         if (restarted) return
@@ -351,11 +387,12 @@ export const makeInventories = (
       const kept = inventories.get(base)
       if (kept === undefined || holds(base, kept) !== "holds") watches.release(base)
     }
+    recheckOwed = 0
   }
 
   const cover = (base: string) => {
     watches.confirm(base)
-    if (recheckPace.perTick > 0) recheckTimer ??= setInterval(recheck, recheckPace.everyMs).unref()
+    if (recheckPace.perTick > 0) recheckTimer ??= setInterval(recheckTick, recheckPace.everyMs).unref()
   }
 
   const dropAll = () => {
@@ -364,8 +401,12 @@ export const makeInventories = (
     coverLater = undefined
     watches.close()
     linked.clear()
+    uncoverable.clear()
     if (recheckTimer !== undefined) clearInterval(recheckTimer)
+    if (recheckRest !== undefined) clearImmediate(recheckRest)
     recheckTimer = undefined
+    recheckRest = undefined
+    recheckOwed = 0
     rechecking = undefined
   }
 
@@ -395,14 +436,17 @@ export const makeInventories = (
      * watched (watcher off, refused, or a skill with a file of several links).
      */
     beginWatch: (base: string): boolean => !linked.has(base) && watches.begin(base),
+    /** The catalog's watcher could not watch every folder: these watches give it the room (Watches `yieldRoom`). */
+    yieldRoom: () => watches.yieldRoom(),
     watchFolder: (base: string, dir: string): boolean => watches.folder(base, dir),
     /** A file of the skill was found other than its kept stamp says: no longer covered. */
     unsure: (base: string) => watches.release(base),
     /**
      * The inventory kept for `base`, without checking it against the disk: for the call whose
-     * walk (or `held`) has just found it.
+     * walk (or `held`) has just found it. The root's record is read first, the first time.
      */
     justKept: (rootReal: string, base: string): KeptInventory | undefined => {
+      loadRoot(rootReal)
       const kept = inventories.get(base)
       return kept?.rootReal === rootReal ? kept : undefined
     },
@@ -419,6 +463,7 @@ export const makeInventories = (
       severalLinks: boolean,
     ) => {
       inventories.set(base, { rootReal, folders, files })
+      uncoverable.delete(base)
       if (severalLinks) linked.add(base)
       else linked.delete(base)
       if (watched && !severalLinks) cover(base)
@@ -429,6 +474,7 @@ export const makeInventories = (
     forget: (rootReal: string, base: string) => {
       watches.release(base)
       linked.delete(base)
+      uncoverable.delete(base)
       if (inventories.delete(base)) unsaved(rootReal)
     },
     /** A file's digest, while the file has the stamp it had when it was hashed. */

@@ -141,8 +141,9 @@ export const makeManifests = (
     Effect.gen(function* () {
       // Before the walk: a folder or file changed while it is walked has a later time than this.
       const walkedAt = Date.now()
-      // Watched before it is read, so that a change during the walk is seen (Watches.ts).
-      let watched = inventories.beginWatch(base)
+      // Watched before it is read, so that a change during the walk is seen (Watches.ts); not a
+      // skill that could not be kept when last walked (a file withheld, over a limit).
+      let watched = !withheld.has(skill.dir) && !leftOut.has(skill.dir) && inventories.beginWatch(base)
       let severalLinks = false
       const top = fs.sync.lstat(base)
       const folders: Array<FoundFolder> = []
@@ -165,6 +166,8 @@ export const makeManifests = (
           // Found through a link (its real path is not where its name is): walked every time.
           if (entry.real !== path.join(base, ...entryPath.split("/"))) keep = false
           else if (walkedAt - entry.info.mtimeMs <= SETTLED_MS) keep = false
+          // On another file system (a mount inside the skill): its changes may reach no watch.
+          if (entry.info.dev !== top?.dev) watched = false
           if (entry.type === "directory") {
             folders.push({ path: entryPath, stamp: stampOf(entry.info) })
             // Watched before the walk reads it (it is read once `visit` returns).
@@ -291,6 +294,22 @@ export const makeManifests = (
     return real
   }
 
+  /** Whether the skill folder's path is real up to its own name (its parent's real path is itself). */
+  const ownPathIsReal = (skill: SkillRef) => {
+    const parent = path.dirname(skill.dir)
+    return isInside(skill.rootReal, skill.dir) && realParent(parent) === parent
+  }
+
+  /**
+   * The skill folder's real path, checked (Containment `skillBaseNow`): its own path when that is
+   * real up to its name (`ownPathIsReal`) and it is a folder, not a link; else resolved. The
+   * folder's first open checks the kernel's path of it again (Folders.ts).
+   */
+  const baseNow = (skill: SkillRef) =>
+    ownPathIsReal(skill) && fs.sync.lstat(skill.dir)?.isDirectory() === true
+      ? Effect.succeed(skill.dir)
+      : skillBaseNow(fs, skill)
+
   /**
    * A skill's manifest made without a wait, when it can be: its inventory is kept and holds,
    * every digest is known and SKILL.md's is the catalog's version of it (`knownEntry`). The same
@@ -303,13 +322,12 @@ export const makeManifests = (
     if (covered !== undefined) return manifestOfKept(skill, covered)
     // Kept at its own path: that is its real path if its parent's is (resolved once for a page
     // of skills) and it is a folder, not a link, as `held`'s stat of it checks first.
-    const parent = path.dirname(skill.dir)
-    if (
-      inventories.justKept(skill.rootReal, skill.dir) !== undefined &&
-      isInside(skill.rootReal, skill.dir) &&
-      realParent(parent) === parent
-    )
-      return keptManifestAt(skill, skill.dir)
+    if (ownPathIsReal(skill)) {
+      if (inventories.justKept(skill.rootReal, skill.dir) !== undefined)
+        return keptManifestAt(skill, skill.dir)
+      // Nothing kept at its own path: if that is its real path (a folder, not a link), nothing is kept.
+      if (fs.sync.lstat(skill.dir)?.isDirectory() === true) return undefined
+    }
     const base = fs.sync.realpath(skill.dir)
     return base === null || !isInside(skill.rootReal, base) ? undefined : keptManifestAt(skill, base)
   }
@@ -350,7 +368,7 @@ export const makeManifests = (
       const covered = inventories.covered(skill.rootReal, skill.dir)
       const coveredAnswer = covered === undefined ? undefined : manifestOfKept(skill, covered)
       if (coveredAnswer !== undefined) return coveredAnswer
-      const base = yield* skillBaseNow(fs, skill)
+      const base = yield* baseNow(skill)
       // The kept inventory is checked against the disk once per call: it answers, or it gives
       // the files (with the digests still to compute), or a walk does.
       const held = inventories.held(skill.rootReal, base)
@@ -432,6 +450,7 @@ export const makeManifests = (
     publicationProblem,
     // What is kept of skills' files, and its record (Inventories.ts).
     close: inventories.close,
+    yieldRoom: inventories.yieldRoom,
     /**
      * Skills found unservable over the extension (over its limits, SKILL.md not beginning with
      * `---`) when they were last listed, fetched or checked: skill folder -> reason. These show

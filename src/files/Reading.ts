@@ -2,8 +2,9 @@
  * Reading: one regular file of a skill, already resolved inside it (Containment.ts), read whole
  * within the size limit. The open refuses a final link, never waits for a FIFO and never takes a
  * terminal (Fs `contained.openFile`); on Linux the path the kernel opened is checked again, so a
- * path swapped since it was resolved is still refused; the open file's type and size are checked
- * before a byte is read.
+ * path swapped since it was resolved is still refused (unless the file opened is, by its stat, the
+ * very file a walk of the skill's folders just found: see `readResolved`); the open file's type
+ * and size are checked before a byte is read.
  */
 import type { Stats } from "node:fs"
 import * as Effect from "effect/Effect"
@@ -34,6 +35,17 @@ export interface TextFile {
   readonly mimeType: string
   readonly text: string
 }
+
+/** A file as a walk of its skill found it (Inventories `Stamp`). */
+export type FoundStat = Pick<Stats, "dev" | "ino" | "size" | "mtimeMs" | "ctimeMs">
+
+/** Whether `info` is the very file `found`, unchanged since. */
+const sameStat = (info: Stats, found: FoundStat) =>
+  info.dev === found.dev &&
+  info.ino === found.ino &&
+  info.size === found.size &&
+  info.mtimeMs === found.mtimeMs &&
+  info.ctimeMs === found.ctimeMs
 
 /** NUL bytes or invalid UTF-8 mean "binary". */
 export const isBinary = (bytes: Uint8Array): boolean => {
@@ -92,8 +104,10 @@ const asSkillError =
 /**
  * Reads a file resolved inside the skill, within `maxFileBytes`, with the stat of the file as it
  * was opened (before it was read); rejects with a SkillError. With `found` (the file as a walk of
- * the skill found it), the opened file must also be that very file (device and inode), on every
- * platform. With `now`, its calls are synchronous (Fs `containedNow`): for loops over many small
+ * the skill found it, through the skill's folders), the opened file must also be that very file
+ * (device and inode), on every platform; when it is still exactly as found (size, modification
+ * and change times too), it is that file inside the skill, and the kernel's path of it is not
+ * read. With `now`, its calls are synchronous (Fs `containedNow`): for loops over many small
  * files.
  */
 export const readResolved =
@@ -102,13 +116,14 @@ export const readResolved =
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
-    found?: Pick<Stats, "dev" | "ino">,
+    found?: FoundStat,
   ): Promise<{ readonly content: FileContent; readonly opened: Stats }> => {
     const relative = resolved.relative
     const refuse = (reason: string) => new InvalidArgument({ argument: "path", reason })
     const contained = now ? fs.containedNow : fs.contained
     try {
-      const { fd, info, opened } = await contained.openFile(resolved.real)
+      const known = found === undefined ? undefined : (info: Stats) => sameStat(info, found)
+      const { fd, info, opened } = await contained.openFile(resolved.real, known)
       try {
         if (!openedInside(resolved.base, opened)) {
           throw new PathEscape({ skillId: skill.id, requested })
@@ -146,7 +161,7 @@ export const fileReader = (fs: FsShape, maxFileBytes: number, now = false) => {
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
-    found?: Pick<Stats, "dev" | "ino">,
+    found?: FoundStat,
   ): Effect.Effect<{ readonly content: FileContent; readonly opened: Stats }, SkillError> =>
     Effect.tryPromise({
       try: () => read(skill, resolved, requested, found),

@@ -185,6 +185,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       manifest,
       /** A skill's manifest when it needs no wait (kept and unchanged), else undefined (Manifests.ts). */
       keptManifest: manifests.keptManifest,
+      /**
+       * The catalog's watcher could not watch every folder: kept skills' watches are closed and
+       * no more are made, leaving it the room (Watches.ts `yieldRoom`).
+       */
+      yieldWatches: manifests.yieldRoom,
       publicationProblem,
       leftOut: manifests.leftOut,
       withheld: manifests.withheld,

@@ -18,8 +18,11 @@
  * file of more than one link is never covered, and Inventories re-checks covered skills' stamps
  * in the background, a few at a time. These watches take at most half the system's limit on
  * watches (`watchBudget`), and none are made after the system first refuses one for want of room
- * (ENOSPC); skills past either are checked by their stamps, as are skills on file systems whose
- * watches do not see changes made elsewhere (`reliableEvents`: FUSE, NFS, 9p, SMB).
+ * (ENOSPC) or once the catalog's own watcher could not watch every folder (`yieldRoom`); skills
+ * past either are checked by their stamps, as are skills on file systems not known to raise an
+ * event for every change (`reliableEvents`: local disk file systems only, not FUSE, NFS, 9p, SMB
+ * or cluster file systems) and skills with a folder or file on another file system than the
+ * skill folder (a mount inside the skill: Manifests.ts).
  * Events can also be lost: when the kernel's queue of events overflows (a large checkout while
  * the server is busy), Node drops the overflow silently; the background re-check bounds how long
  * a covered skill may then be answered as it was.
@@ -59,20 +62,22 @@ const watchBudget = (): number => {
 }
 
 /**
- * File systems whose watches miss changes made elsewhere (by the host, another client or the
- * server behind them), by `statfs`'s type: FUSE (sshfs, WSL2's /mnt/c, Docker Desktop's shares),
- * NFS, 9p, and SMB (CIFS and SMB2).
+ * File systems whose watches see every change, by `statfs`'s type: local disk and memory file
+ * systems, where every change goes through this kernel (ext2/3/4, XFS, Btrfs, F2FS, ZFS, tmpfs,
+ * ramfs, overlay). Any other (FUSE such as sshfs, WSL2's /mnt/c or Docker Desktop's shares; NFS;
+ * 9p; SMB; Ceph, Lustre and other cluster file systems) may be changed by another machine or the
+ * server behind it without an event here.
  */
-const UNRELIABLE_TYPES: ReadonlySet<number> = new Set([
-  0x65735546, 0x6969, 0x01021997, 0xff534d42, 0xfe534d42,
+const RELIABLE_TYPES: ReadonlySet<number> = new Set([
+  0xef53, 0x58465342, 0x9123683e, 0xf2f52010, 0x2fc12fc1, 0x01021994, 0x858458f6, 0x794c7630,
 ])
 
-/** Whether watches of the folder `dir` see every change to it (see UNRELIABLE_TYPES). */
-export const reliableEvents = (dir: string): boolean => {
+/** The file system type of the folder `dir` (`statfs`), undefined when it cannot be read. */
+const fileSystemType = (dir: string): number | undefined => {
   try {
-    return !UNRELIABLE_TYPES.has(statfsSync(dir).type)
+    return statfsSync(dir).type
   } catch {
-    return false
+    return undefined
   }
 }
 
@@ -92,30 +97,51 @@ const open = (
   }
 }
 
+/** What tests may set: the budget of watches, and how a folder's file system type is read. */
+export interface WatchesOptions {
+  readonly budget?: number
+  readonly typeOf?: (dir: string) => number | undefined
+}
+
 /** Watches that say which kept skills are unchanged (see the top of this file); `enabled` false: none. */
-export const makeWatches = (enabled: boolean) => {
+export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
   const on = enabled && process.platform === "linux"
+  const typeOf = options.typeOf ?? fileSystemType
+  /** Whether watches of the folder `dir` see every change to it (see RELIABLE_TYPES). */
+  const reliableEvents = (dir: string): boolean => {
+    const type = typeOf(dir)
+    return type !== undefined && RELIABLE_TYPES.has(type)
+  }
   /** The watches of each watched skill's own folders, by skill folder. */
   const own = new Map<string, Array<FSWatcher>>()
   const above = new Map<string, Above>()
   const covered = new Set<string>()
-  const budget = on ? watchBudget() : 0
+  const budget = on ? (options.budget ?? watchBudget()) : 0
   /** Watches held now (own and above). */
   let held = 0
-  /** A watch was refused (over the budget, or by the system) since watches were last closed. */
+  /** A watch was refused for want of room (the budget) since watches were last closed. */
   let refused = false
-  /** The system had no room for one more watch (ENOSPC): none are made any more. */
+  /**
+   * The system had no room for one more watch (ENOSPC), or the catalog's watcher needs the room
+   * (`yieldRoom`): none are made any more.
+   */
   let exhausted = false
 
-  /** A watch of `dir` within the budget; undefined when over it or refused (then `refused`). */
+  /**
+   * A watch of `dir` within the budget; undefined when over it (then `refused`), or refused by
+   * the system (for want of room: then `exhausted`; else for this folder only: gone, not readable).
+   */
   const watchWithin = (dir: string, onEvent: (name: string | null) => void) => {
-    const watcher = held >= budget ? undefined : open(dir, onEvent)
-    if (watcher !== undefined && !("refused" in watcher)) {
+    if (held >= budget) {
+      refused = true
+      return undefined
+    }
+    const watcher = open(dir, onEvent)
+    if (!("refused" in watcher)) {
       held++
       return watcher
     }
-    refused = true
-    if (watcher !== undefined && errorCode(watcher.refused) === "ENOSPC") exhausted = true
+    if (errorCode(watcher.refused) === "ENOSPC") exhausted = true
     return undefined
   }
   const unwatch = (watcher: FSWatcher) => {
@@ -145,6 +171,14 @@ export const makeWatches = (enabled: boolean) => {
     }
   }
 
+  /** A skill whose watches could not all be made: released, still saying whether the budget was why. */
+  const giveUp = (base: string): false => {
+    const overBudget = refused
+    release(base)
+    refused = overBudget
+    return false
+  }
+
   /** An event in a folder above skill folders: those below the name it names are released. */
   const aboveChanged = (dir: string, name: string | null) => {
     const folder = above.get(dir)
@@ -159,7 +193,8 @@ export const makeWatches = (enabled: boolean) => {
     /**
      * Starts watching a skill folder (a real path) and the folders above it, before it is read
      * or its stamps checked; `folder` adds its subfolders. Any earlier watches of it are
-     * closed first. False when the system refused a watch (the skill is then not covered).
+     * closed first. False when not watched (the skill is then not covered): no room (see
+     * `room`), a file system whose watches miss changes, or a watch the system refused.
      */
     begin: (base: string): boolean => {
       release(base)
@@ -170,11 +205,7 @@ export const makeWatches = (enabled: boolean) => {
         let folder = above.get(dir)
         if (folder === undefined) {
           const watcher = watchWithin(dir, (changed) => aboveChanged(dir, changed))
-          if (watcher === undefined) {
-            release(base)
-            refused = true
-            return false
-          }
+          if (watcher === undefined) return giveUp(base)
           folder = { watcher, below: new Map() }
           above.set(dir, folder)
         }
@@ -186,11 +217,7 @@ export const makeWatches = (enabled: boolean) => {
         bases.add(base)
       }
       const watcher = watchWithin(base, () => release(base))
-      if (watcher === undefined) {
-        release(base)
-        refused = true
-        return false
-      }
+      if (watcher === undefined) return giveUp(base)
       watchers.push(watcher)
       return true
     },
@@ -199,19 +226,23 @@ export const makeWatches = (enabled: boolean) => {
       const watchers = own.get(base)
       if (watchers === undefined) return false
       const watcher = watchWithin(dir, () => release(base))
-      if (watcher === undefined) {
-        release(base)
-        refused = true
-        return false
-      }
+      if (watcher === undefined) return giveUp(base)
       watchers.push(watcher)
       return true
     },
     /**
-     * Whether a skill might be covered now: false once a watch was refused (over the budget, or
-     * by the system) until some are closed, and for good once the system had no room (ENOSPC).
+     * Whether a skill might be covered now: false once a watch was refused over the budget until
+     * some are closed, and for good once the system had no room (ENOSPC) or `yieldRoom`.
      */
     room: (): boolean => on && !refused && !exhausted,
+    /**
+     * Closes every watch and makes no more: the catalog's watcher, whose watches say what skills
+     * there are, could not watch every folder, and needs the room more.
+     */
+    yieldRoom: () => {
+      exhausted = true
+      for (const base of [...own.keys()]) release(base)
+    },
     /** How many watches are open (own and above). */
     open: (): number => held,
     /** The skill's stamps were found to hold after its watches began: it is covered. */

@@ -143,7 +143,10 @@ export const mapLimit = async <A, B>(
   return results
 }
 
-/** A file opened for reading: its descriptor, its stat, the kernel's path of it (or null). */
+/**
+ * A file opened for reading: its descriptor, its stat, the kernel's path of it (null where the
+ * kernel cannot say, or when the file was known: see `openFile`).
+ */
 export interface OpenFile {
   readonly fd: number
   readonly info: Stats
@@ -166,9 +169,11 @@ export interface OpenFolder {
 export interface ContainedCalls {
   /**
    * Opens a file to read it (READ_NOFOLLOW: no final link, no FIFO wait, no terminal), with what
-   * fstat says of it and the kernel's path of it (null where it cannot say: no /proc).
+   * fstat says of it and the kernel's path of it (null where it cannot say: no /proc). When
+   * `known` says the opened file is one already known (its stat is that of a file found inside
+   * the skill), its path is not read, and `opened` is null.
    */
-  readonly openFile: (file: string) => Io<OpenFile>
+  readonly openFile: (file: string, known?: (info: Stats) => boolean) => Io<OpenFile>
   /**
    * Opens the real folder `real`, never through a final link. On Linux it is read through its
    * descriptor, and the kernel's path of what was opened must be `real`: null when it is not
@@ -213,10 +218,12 @@ const describe = async (fd: number) => {
 }
 
 const containedCalls: ContainedCalls = {
-  openFile: async (file) => {
+  openFile: async (file, known) => {
     const fd = await fsCalls.open(file, READ_NOFOLLOW)
     try {
-      return { fd, ...(await describe(fd)) }
+      if (known === undefined) return { fd, ...(await describe(fd)) }
+      const info = await fsCalls.fstat(fd)
+      return { fd, info, opened: known(info) || !onLinux ? null : await openedPath(fd) }
     } catch (error) {
       closeLater(fd)
       throw error
@@ -255,10 +262,12 @@ const describeNow = (fd: number) => ({ info: fs.fstatSync(fd), opened: onLinux ?
  * call or two, less than a wait for the thread pool costs (manifests, src/files/Manifests.ts).
  */
 const containedCallsNow: ContainedCalls = {
-  openFile: (file) => {
+  openFile: (file, known) => {
     const fd = fs.openSync(file, READ_NOFOLLOW)
     try {
-      return { fd, ...describeNow(fd) }
+      if (known === undefined) return { fd, ...describeNow(fd) }
+      const info = fs.fstatSync(fd)
+      return { fd, info, opened: known(info) || !onLinux ? null : openedPathNow(fd) }
     } catch (error) {
       fs.closeSync(fd)
       throw error
