@@ -200,24 +200,25 @@ const countingFs = () => {
   return { counter, layer: Layer.succeed(Fs, shape) }
 }
 
+/** SkillFiles with the watcher on, the re-check off, over `layer`'s file system (and `cache`, if given). */
+const watchingSkillFiles = (layer: Layer.Layer<Fs>, cache?: string) =>
+  SkillFiles.Default.pipe(
+    Layer.provide(Frontmatter.Default),
+    Layer.provide(
+      Layer.mergeAll(
+        Settings.make({ watch: true, manifestCache: cache }),
+        layer,
+        Layer.succeed(RecheckPace, { everyMs: 1_000, perTick: 0 }),
+      ),
+    ),
+  )
+
 describe.runIf(process.platform === "linux")("a covered skill's files", () => {
   const setup = Effect.gen(function* () {
     const root = yield* tempTree(TREE)
     settle(root)
     const { counter, layer } = countingFs()
-    const service = yield* Effect.provide(
-      SkillFiles,
-      SkillFiles.Default.pipe(
-        Layer.provide(Frontmatter.Default),
-        Layer.provide(
-          Layer.mergeAll(
-            Settings.make({ watch: true }),
-            layer,
-            Layer.succeed(RecheckPace, { everyMs: 1_000, perTick: 0 }),
-          ),
-        ),
-      ),
-    )
+    const service = yield* Effect.provide(SkillFiles, watchingSkillFiles(layer))
     const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
     // Walked and kept, its folders watched before they were read: covered.
     yield* service.manifest(skill)
@@ -246,6 +247,38 @@ describe.runIf(process.platform === "linux")("a covered skill's files", () => {
       expect(resolved).toBeGreaterThan(0)
       expect((yield* service.readText(skill, "references/guide.md")).text).toBe("GUIDE")
     }),
+  )
+
+  it.scoped(
+    "are covered in a fresh process too, once its calls pause after checking the recorded stamps",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree(TREE)
+        settle(root)
+        const cache = `${root}/cache`
+        const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+        // A first process walks and records the skill (written as its SkillFiles closes).
+        yield* Effect.provide(
+          Effect.flatMap(SkillFiles, (files) => files.manifest(skill)),
+          watchingSkillFiles(Fs.node, cache),
+        )
+        const { counter, layer } = countingFs()
+        const service = yield* Effect.provide(SkillFiles, watchingSkillFiles(layer, cache))
+        // The fresh process checks the recorded stamps (no walk): not covered yet, so a read resolves.
+        yield* service.manifest(skill)
+        const before = counter.realpaths
+        yield* service.loadSkill(skill)
+        expect(counter.realpaths).toBeGreaterThan(before)
+        // Covered once calls pause: then read without resolving.
+        let resolved = 1
+        for (const deadline = Date.now() + 5_000; resolved > 0 && Date.now() < deadline; ) {
+          const at = counter.realpaths
+          yield* service.readText(skill, "references/guide.md")
+          resolved = counter.realpaths - at
+          if (resolved > 0) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+        }
+        expect(resolved).toBe(0)
+      }),
   )
 
   it.scoped("never serve what a subfolder swapped for a link an instant ago leads to", () =>

@@ -85,6 +85,8 @@ export interface InventoryLimits {
 
 /** The digests (and the inventories kept) are dropped when they grow past this many files. */
 const MAX_CACHED_DIGESTS = 200_000
+/** Kept skills are covered by watches once calls have checked no stamps for this long (see `coverSome`). */
+const COVER_QUIET_MS = 100
 /** A root's record in the cache folder is written once its changes pause this long... */
 const STORE_DELAY_MS = 2_000
 /** ...or this long after the first change not yet written, and as the server stops. */
@@ -315,13 +317,24 @@ export const makeInventories = (
 
   /**
    * Kept skills whose stamps held on a call, to be covered in the background, a slice of
-   * SLICE_MS at a time: a fresh process's first sync checks stamps only, and watches thousands
-   * of folders after it.
+   * SLICE_MS at a time, once calls have checked no stamps for COVER_QUIET_MS: a fresh process's
+   * first sync checks stamps only (its pages come one after the other, and covering between them
+   * would slow it), and watches thousands of folders after it.
    */
   const toCover = new Set<string>()
-  let coverLater: NodeJS.Immediate | undefined
+  /** The wait for a pause in calls, then the next slice. */
+  let coverLater: NodeJS.Timeout | undefined
+  let coverNext: NodeJS.Immediate | undefined
+  /** When a call last checked a kept skill's stamps (`stillHolds`). */
+  let checkedAt = 0
   const coverSome = () => {
     coverLater = undefined
+    coverNext = undefined
+    const quietFor = performance.now() - checkedAt
+    if (quietFor < COVER_QUIET_MS) {
+      coverLater = setTimeout(coverSome, COVER_QUIET_MS - quietFor).unref()
+      return
+    }
     const started = performance.now()
     for (const base of toCover) {
       if (performance.now() - started >= SLICE_MS) break
@@ -330,19 +343,21 @@ export const makeInventories = (
       if (kept !== undefined && !watches.covered(base) && coverable(base) && watches.room())
         coverNow(base, kept)
     }
-    if (toCover.size > 0) coverLater = setImmediate(coverSome).unref()
+    if (toCover.size > 0) coverNext = setImmediate(coverSome).unref()
   }
 
   /**
-   * Whether a kept inventory holds (`holds`); if so, it is covered soon (`toCover`), unless
-   * watches cannot be made now (Watches `room`).
+   * Whether a kept inventory holds (`holds`); if so, it is covered once calls pause (`toCover`),
+   * unless watches cannot be made now (Watches `room`).
    */
   const stillHolds = (base: string, kept: KeptInventory): boolean => {
+    checkedAt = performance.now()
     const check = holds(base, kept)
     if (check === "holds, with a file of several links") linked.add(base)
     else if (check === "holds" && watches.room() && coverable(base)) {
       toCover.add(base)
-      coverLater ??= setImmediate(coverSome).unref()
+      if (coverLater === undefined && coverNext === undefined)
+        coverLater = setTimeout(coverSome, COVER_QUIET_MS).unref()
     }
     return check !== "changed"
   }
@@ -397,8 +412,10 @@ export const makeInventories = (
 
   const dropAll = () => {
     toCover.clear()
-    if (coverLater !== undefined) clearImmediate(coverLater)
+    if (coverLater !== undefined) clearTimeout(coverLater)
+    if (coverNext !== undefined) clearImmediate(coverNext)
     coverLater = undefined
+    coverNext = undefined
     watches.close()
     linked.clear()
     uncoverable.clear()

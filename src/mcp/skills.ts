@@ -143,24 +143,26 @@ export const listSkills = (
       const entry = manifest === undefined ? undefined : entryOf(skill, manifest)
       return entry !== undefined && Either.isRight(entry) ? entry.right : undefined
     })
-    const listed = yield* Effect.forEach(
-      page,
-      (skill, index) =>
-        kept[index] !== undefined
-          ? Effect.succeed(kept[index])
-          : skillEntry(skill).pipe(
-              Effect.map((entry): SkillEntry | undefined => entry),
-              Effect.catchTags({
-                SkillNotPublished: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-                SkillUnreadable: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-                MalformedFrontmatter: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-                FileTooLarge: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-                FileNotFound: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-                PathEscape: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-              }),
-            ),
-      { concurrency: 4 },
-    )
+    const listed = kept.every((entry) => entry !== undefined)
+      ? kept
+      : yield* Effect.forEach(
+          page,
+          (skill, index) =>
+            kept[index] !== undefined
+              ? Effect.succeed(kept[index])
+              : skillEntry(skill).pipe(
+                  Effect.map((entry): SkillEntry | undefined => entry),
+                  Effect.catchTags({
+                    SkillNotPublished: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                    SkillUnreadable: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                    MalformedFrontmatter: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                    FileTooLarge: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+                    FileNotFound: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+                    PathEscape: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+                  }),
+                ),
+          { concurrency: 4 },
+        )
     return {
       resultType: "complete" as const,
       skills: listed.filter((entry) => entry !== undefined),
