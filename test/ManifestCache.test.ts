@@ -166,6 +166,34 @@ describe.each([
     }),
   )
 
+  // A watch follows a folder, not its path: the skill copied back in place (its old times kept)
+  // is new folders, which the next call must watch anew for an edit after it to be seen.
+  it.scoped("sees an edit to a skill removed and copied back in place with its old times", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      yield* settle(root)
+      const skillFolder = `${root}/skills/pdf`
+      const skill = { id: "pdf", dir: skillFolder, rootReal: `${root}/skills` }
+      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
+      yield* service.manifest(skill)
+      yield* service.manifest(skill)
+      yield* Effect.promise(async () => {
+        await fs.cp(skillFolder, `${root}/copy`, { recursive: true, preserveTimestamps: true })
+        await fs.rm(skillFolder, { recursive: true })
+        await fs.rename(`${root}/copy`, skillFolder)
+      })
+      const listed = Effect.map(service.manifest(skill), (manifest) => manifest.files.length)
+      yield* watch ? eventually(Effect.filterOrFail(listed, (count) => count === 4)) : listed
+      // Now kept (and with the watcher, covered) again: an edit is seen.
+      yield* service.manifest(skill)
+      yield* Effect.promise(() => fs.writeFile(`${skillFolder}/references/guide.md`, "GUIDE"))
+      const sees = Effect.map(service.manifest(skill), (manifest) =>
+        expect(manifest.files.find((file) => file.path === "references/guide.md")?.digest).toBe(sha("GUIDE")),
+      )
+      yield* watch ? eventually(sees) : sees
+    }),
+  )
+
   it.scoped("sees a skill moved to another root, and refuses it where it was", () =>
     Effect.gen(function* () {
       const root = yield* tempTree({ ...TREE, "other/.keep": "" })

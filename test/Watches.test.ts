@@ -281,20 +281,22 @@ describe.runIf(process.platform === "linux")("a covered skill's files", () => {
       }),
   )
 
-  it.scoped("never serve what a subfolder swapped for a link an instant ago leads to", () =>
-    Effect.gen(function* () {
-      const { root, service, skill, realpathsOf } = yield* setup
-      expect(yield* realpathsOf(service.readText(skill, "references/guide.md"))).toBe(0)
-      // Swapped and read in the same turn: no watch event can have been read yet.
-      const read = Effect.suspend(() => {
-        nodeFs.renameSync(`${skill.dir}/references`, `${root}/moved`)
-        nodeFs.symlinkSync(`${root}/outside`, `${skill.dir}/references`)
-        return service.readText(skill, "references/guide.md")
-      })
-      const error = yield* Effect.flip(read)
-      expect(error._tag).toBe("PathEscape")
-      const entry = yield* Effect.either(service.readEntry(skill, "references/guide.md"))
-      expect(entry._tag).toBe("Left")
-    }),
+  // Swapped and read in the same turn, by either read: no watch event can have been read yet.
+  it.scoped.each(["readText", "readEntry"] as const)(
+    "never serve what a subfolder swapped for a link an instant ago leads to (%s)",
+    (how) =>
+      Effect.gen(function* () {
+        const { root, service, skill, realpathsOf } = yield* setup
+        expect(yield* realpathsOf(service.readText(skill, "references/guide.md"))).toBe(0)
+        const read = Effect.suspend(() => {
+          nodeFs.renameSync(`${skill.dir}/references`, `${root}/moved`)
+          nodeFs.symlinkSync(`${root}/outside`, `${skill.dir}/references`)
+          return how === "readText"
+            ? Effect.map(service.readText(skill, "references/guide.md"), (file) => file.text)
+            : Effect.map(service.readEntry(skill, "references/guide.md"), (entry) => JSON.stringify(entry))
+        })
+        const result = yield* Effect.either(read)
+        expect(result._tag === "Left" ? result.left._tag : result.right).toBe("PathEscape")
+      }),
   )
 })
