@@ -106,6 +106,8 @@ export const makeWatches = (enabled: boolean) => {
   let refused = false
   /** The system had no room for one more watch (ENOSPC): none are made any more. */
   let exhausted = false
+  /** Told of each skill folder whose coverage ends (what was kept of it while covered is dropped). */
+  const onRelease: Array<(base: string) => void> = []
 
   /** A watch of `dir` within the budget; undefined when over it or refused (then `refused`). */
   const watchWithin = (dir: string, onEvent: (name: string | null) => void) => {
@@ -125,7 +127,7 @@ export const makeWatches = (enabled: boolean) => {
 
   /** Ends a skill folder's coverage and closes its watches (those above once no skill needs them). */
   const release = (base: string) => {
-    covered.delete(base)
+    if (covered.delete(base)) for (const listener of onRelease) listener(base)
     const watchers = own.get(base)
     if (watchers === undefined) return
     own.delete(base)
@@ -219,6 +221,10 @@ export const makeWatches = (enabled: boolean) => {
       if (own.has(base)) covered.add(base)
     },
     release,
+    /** Calls `listener` with each skill folder whose coverage ends, as it ends. */
+    whenReleased: (listener: (base: string) => void) => {
+      onRelease.push(listener)
+    },
     /** Whether a kept skill folder is unchanged since its stamps last held (see the top of this file). */
     covered: (base: string): boolean => covered.has(base),
     /** The covered skill folders (for the background re-check). */
