@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { writeStderrSoon } from "./Logging.js"
+import { writeStderr } from "./Logging.js"
 
 export interface AuditRecord {
   /** The tool, or the protocol method for non-tool operations. */
@@ -41,11 +41,10 @@ export const formatAuditLine = (record: AuditRecord, time: Date): string =>
   `${JSON.stringify({ audit: true, time: time.toISOString(), ...record })}\n`
 
 export class AuditLog extends Context.Tag("skills-mcp/AuditLog")<AuditLog, AuditLogShape>() {
-  /** Lines written at the end of each turn of the event loop, one write for all (Logging `writeStderrSoon`). */
   static readonly stderr: Layer.Layer<AuditLog> = Layer.succeed(AuditLog, {
     record: (record) =>
       Effect.sync(() => {
-        writeStderrSoon(formatAuditLine(record, new Date()))
+        writeStderr(formatAuditLine(record, new Date()))
       }),
   })
 

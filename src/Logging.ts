@@ -12,8 +12,13 @@ import { forTerminal, linesForTerminal } from "./Terminal.js"
 
 let stderrBroken = false
 
-/** Writes `text` to stderr now (see `writeStderr`). */
-const writeNow = (text: string): void => {
+/**
+ * Writes to stderr, the one way every module logs. When the reader of stderr has gone
+ * (EPIPE), logging stops quietly: the server keeps answering on stdout. Without the error
+ * listener the failed write would surface as an uncaught exception, whose report is itself
+ * a write to stderr: a loop.
+ */
+export const writeStderr = (text: string): void => {
   if (stderrBroken) return
   if (process.stderr.listenerCount("error") === 0) {
     process.stderr.on("error", () => {
@@ -25,48 +30,6 @@ const writeNow = (text: string): void => {
   } catch {
     stderrBroken = true
   }
-}
-
-/** Lines given to `writeStderrSoon` and not yet written. */
-let held = ""
-let flushing: NodeJS.Immediate | undefined
-let exitHooked = false
-
-/** Writes what `writeStderrSoon` holds. */
-const flushStderr = (): void => {
-  if (flushing !== undefined) clearImmediate(flushing)
-  flushing = undefined
-  if (held === "") return
-  const text = held
-  held = ""
-  writeNow(text)
-}
-
-/**
- * Writes `text` to stderr at the end of this turn of the event loop, with every other line
- * given so meanwhile: one write for the lines of many requests (the audit log's). Nothing is
- * lost when the process exits first (stderr is written synchronously on exit), and a line
- * written with `writeStderr` comes after those held.
- */
-export const writeStderrSoon = (text: string): void => {
-  held += text
-  if (flushing !== undefined) return
-  if (!exitHooked) {
-    exitHooked = true
-    process.once("exit", flushStderr)
-  }
-  flushing = setImmediate(flushStderr)
-}
-
-/**
- * Writes to stderr, the one way every module logs. When the reader of stderr has gone
- * (EPIPE), logging stops quietly: the server keeps answering on stdout. Without the error
- * listener the failed write would surface as an uncaught exception, whose report is itself
- * a write to stderr: a loop.
- */
-export const writeStderr = (text: string): void => {
-  flushStderr()
-  writeNow(text)
 }
 
 const text = (message: unknown): string =>
