@@ -276,6 +276,56 @@ describe.each([
   )
 })
 
+// A covered skill's SKILL.md is answered from memory (SkillFiles `loadSkill`): exactly as fresh
+// as a read of the covered file, so whatever a watch sees is served at once.
+describe("SKILL.md of a covered skill", () => {
+  it.scoped.each<readonly [string, (skill: string, root: string) => Promise<void>, string | undefined]>([
+    [
+      "edited in place, keeping its size",
+      (skill) => fs.writeFile(`${skill}/SKILL.md`, skillMd("pdf", "FDP")),
+      "FDP",
+    ],
+    [
+      "replaced by a new file",
+      async (skill, root) => {
+        await fs.writeFile(`${root}/new.md`, skillMd("pdf", "Portable documents, rewritten."))
+        await fs.rename(`${root}/new.md`, `${skill}/SKILL.md`)
+      },
+      "Portable documents, rewritten.",
+    ],
+    [
+      "in a skill folder swapped for a link that leads outside",
+      async (skill, root) => {
+        await fs.mkdir(`${root}/elsewhere`)
+        await fs.writeFile(`${root}/elsewhere/SKILL.md`, skillMd("pdf", "Not the skill."))
+        await fs.rename(skill, `${root}/moved`)
+        await fs.symlink(`${root}/elsewhere`, skill)
+      },
+      undefined,
+    ],
+  ])("is served fresh once %s", ([, change, description]) =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      yield* settle(root)
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, true))
+      // Kept, then covered in the background once its stamps held; read twice (remembered).
+      yield* service.manifest(skill)
+      yield* service.manifest(skill)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+      expect((yield* service.loadSkill(skill)).description).toBe("PDF")
+      expect((yield* service.loadSkill(skill)).description).toBe("PDF")
+      yield* Effect.promise(() => change(skill.dir, root))
+      const sees = Effect.map(Effect.either(service.loadSkill(skill)), (loaded) =>
+        expect(loaded._tag === "Right" ? loaded.right.description : loaded.left._tag).toBe(
+          description ?? "PathEscape",
+        ),
+      )
+      yield* eventually(sees)
+    }),
+  )
+})
+
 describe("manifests kept between runs", () => {
   /** A settled skill and a cache folder; `run` makes a manifest in a fresh SkillFiles. */
   const setup = Effect.gen(function* () {

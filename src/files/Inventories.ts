@@ -458,6 +458,8 @@ export const makeInventories = (
     watchFolder: (base: string, dir: string): boolean => watches.folder(base, dir),
     /** A file of the skill was found other than its kept stamp says: no longer covered. */
     unsure: (base: string) => watches.release(base),
+    /** Calls `listener` with each skill folder whose coverage ends (Watches.ts `whenReleased`). */
+    whenReleased: watches.whenReleased,
     /**
      * The inventory kept for `base`, without checking it against the disk: for the call whose
      * walk (or `held`) has just found it. The root's record is read first, the first time.

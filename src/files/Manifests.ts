@@ -447,6 +447,14 @@ export const makeManifests = (
     manifest,
     keptManifest,
     coveredFile,
+    /**
+     * The stamp kept for a file of a skill covered by watches, touching no disk; the same object
+     * while the skill stays covered and its inventory kept (a new walk keeps new stamps).
+     */
+    coveredStamp: (skill: SkillRef, relative: string): Stamp | undefined =>
+      inventories.covered(skill.rootReal, skill.dir)?.files.find((each) => each.path === relative)?.stamp,
+    /** Calls `listener` with each skill folder whose coverage ends (Watches.ts `whenReleased`). */
+    whenReleased: inventories.whenReleased,
     publicationProblem,
     // What is kept of skills' files, and its record (Inventories.ts).
     close: inventories.close,

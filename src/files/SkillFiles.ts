@@ -12,15 +12,72 @@ import { Fs } from "../platform/Fs.js"
 import { isInside } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
+import type { ParsedSkill } from "../skills/Frontmatter.js"
 import { Frontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { checkRelativePath, resolveIn } from "./Containment.js"
 import { folderOf, listFolder, makeFolderPages } from "./Folders.js"
-import { RecheckPace } from "./Inventories.js"
+import type { Stamp } from "./Inventories.js"
+import { RecheckPace, sameStamp, stampOf } from "./Inventories.js"
 import { makeManifestStore } from "./ManifestStore.js"
 import type { CoveredFile, IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
 import { fileReader, textOf } from "./Reading.js"
+
+/** SKILL.md as `loadSkill` gives it. */
+export interface LoadedSkill {
+  readonly name: string
+  readonly description: string
+  /** SKILL.md after its frontmatter, without leading blank lines. */
+  readonly body: string
+  readonly frontmatter: ParsedSkill
+}
+
+/** At most this much SKILL.md text (bytes as read) is remembered (`makeSkillMdMemory`). */
+export const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
+
+/**
+ * SKILL.md files of covered skills as `loadSkill` read and parsed them, by skill folder, each
+ * with the stamp its skill's kept inventory has for it: answered while the skill is covered by
+ * watches (Watches.ts) and keeps that very stamp, so exactly as fresh as a read of the covered
+ * file, without touching the disk. `drop` is called as a skill's coverage ends (an event in its
+ * folders or above them, or the background re-check finding a stamp changed). At most
+ * `maxBytes` of files, least recently used first out.
+ */
+const makeSkillMdMemory = (maxBytes: number) => {
+  const entries = new Map<
+    string,
+    { readonly stamp: Stamp; readonly loaded: LoadedSkill; readonly size: number }
+  >()
+  let total = 0
+  const drop = (dir: string) => {
+    const entry = entries.get(dir)
+    if (entry === undefined) return
+    entries.delete(dir)
+    total -= entry.size
+  }
+  return {
+    get: (dir: string, stamp: Stamp): LoadedSkill | undefined => {
+      const entry = entries.get(dir)
+      if (entry === undefined || entry.stamp !== stamp) return undefined
+      // Most recently used last.
+      entries.delete(dir)
+      entries.set(dir, entry)
+      return entry.loaded
+    },
+    set: (dir: string, stamp: Stamp, loaded: LoadedSkill, size: number) => {
+      drop(dir)
+      if (size > maxBytes) return
+      entries.set(dir, { stamp, loaded, size })
+      total += size
+      for (const [oldest] of entries) {
+        if (total <= maxBytes) break
+        drop(oldest)
+      }
+    },
+    drop,
+  } as const
+}
 
 export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFiles", {
   scoped: Effect.gen(function* () {
@@ -39,6 +96,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const manifests = makeManifests(fs, maxFileBytes, frontmatter, store, watch, yield* RecheckPace)
     // What the cache folder does not have yet is written as the server stops; watches closed.
     yield* Effect.addFinalizer(() => Effect.sync(manifests.close))
+    const skillMds = makeSkillMdMemory(MAX_REMEMBERED_SKILL_MD_BYTES)
+    manifests.whenReleased(skillMds.drop)
     /**
      * The file `requested` names in a skill whose kept inventory watches cover, resolved at once
      * (Manifests `coveredFile`: one stat, no realpath); undefined otherwise.
@@ -142,12 +201,16 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     /**
      * A skill's SKILL.md, read now: its current name, description and body. SKILL.md is text
      * by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was indexed).
+     * A covered skill's is answered from memory while it stays covered (`skillMds`).
      */
     const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
+      const keptStamp = manifests.coveredStamp(skill, SKILL_FILE)
+      const remembered = keptStamp === undefined ? undefined : skillMds.get(skill.dir, keptStamp)
+      if (remembered !== undefined) return remembered
       // Resolved and read with synchronous calls: a SKILL.md is small, and read on every call.
       const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>
         readFileNow(skill, resolved, SKILL_FILE, found)
-      const { content: file } = yield* readIn(
+      const { content: file, opened } = yield* readIn(
         skill,
         SKILL_FILE,
         read,
@@ -155,12 +218,22 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       )
       const text = Buffer.from(file.bytes).toString("utf8")
       const parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
-      return {
+      const loaded: LoadedSkill = {
         name: parsed.fields.name,
         description: parsed.fields.description,
         body: parsed.body.replace(/^(?:[ \t]*\r?\n)+/, ""),
         frontmatter: parsed,
       }
+      // Remembered only when the bytes read are the file kept, and the skill is still covered
+      // with that very stamp (no event since: see `skillMds`).
+      if (
+        keptStamp !== undefined &&
+        sameStamp(stampOf(opened), keptStamp) &&
+        manifests.coveredStamp(skill, SKILL_FILE) === keptStamp
+      ) {
+        skillMds.set(skill.dir, keptStamp, loaded, file.bytes.length)
+      }
+      return loaded
     })
 
     /** Every file of a skill with size and digest, and SKILL.md's frontmatter (Manifests.ts). */

@@ -126,6 +126,8 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
    * (`yieldRoom`): none are made any more.
    */
   let exhausted = false
+  /** Told of each skill folder whose coverage ends (what was kept of it while covered is dropped). */
+  const onRelease: Array<(base: string) => void> = []
 
   /**
    * A watch of `dir` within the budget; undefined when over it (then `refused`), or refused by
@@ -151,7 +153,7 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
 
   /** Ends a skill folder's coverage and closes its watches (those above once no skill needs them). */
   const release = (base: string) => {
-    covered.delete(base)
+    if (covered.delete(base)) for (const listener of onRelease) listener(base)
     const watchers = own.get(base)
     if (watchers === undefined) return
     own.delete(base)
@@ -250,6 +252,10 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
       if (own.has(base)) covered.add(base)
     },
     release,
+    /** Calls `listener` with each skill folder whose coverage ends, as it ends. */
+    whenReleased: (listener: (base: string) => void) => {
+      onRelease.push(listener)
+    },
     /** Whether a kept skill folder is unchanged since its stamps last held (see the top of this file). */
     covered: (base: string): boolean => covered.has(base),
     /** The covered skill folders (for the background re-check). */

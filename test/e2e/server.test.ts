@@ -327,6 +327,40 @@ describe("the process", () => {
     }
   })
 
+  it("has written every audit line when it exits right after its last answer", async () => {
+    const fixtures = await copyFixtures()
+    try {
+      const calls = Array.from({ length: 50 }, (_, i) =>
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: i + 1,
+          method: "tools/call",
+          params: { name: "get_skill", arguments: { id: i % 2 === 0 ? "pdf-processing" : "no-such-skill" } },
+        }),
+      )
+      const lines = [
+        initializeLine(0),
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        ...calls,
+      ]
+      // stdin closes after the last call: the process exits as soon as it has answered them all.
+      const run = await runRaw([path.join(fixtures, "valid")], lines, { HOME: path.join(fixtures, "home") })
+      expect(run.code).toBe(0)
+      const audits = run.stderr
+        .split("\n")
+        .filter((line) => line.startsWith('{"audit"'))
+        .map((line) => JSON.parse(line) as { tool: string; outcome: string })
+      expect(audits.map((audit) => `${audit.tool} ${audit.outcome}`).sort()).toEqual(
+        [
+          ...Array.from({ length: 25 }, () => "get_skill ok"),
+          ...Array.from({ length: 25 }, () => "get_skill SkillNotFound"),
+        ].sort(),
+      )
+    } finally {
+      await fs.rm(fixtures, { recursive: true, force: true })
+    }
+  })
+
   it("keeps answering, and exits when stdin closes, after the reader of stderr has gone", async () => {
     const fixtures = await copyFixtures()
     try {
