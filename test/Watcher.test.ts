@@ -16,6 +16,7 @@ describe("Watcher", () => {
           expect(yield* watcher.sync([root, `${root}/a`])).toEqual({
             watched: 2,
             complete: true,
+            full: false,
             added: [root, `${root}/a`],
           })
           const first = yield* watcher.changes.pipe(Stream.take(1), Stream.runCollect, Effect.fork)
@@ -25,7 +26,7 @@ describe("Watcher", () => {
           yield* Effect.promise(() => fs.mkdir(`${root}/c`))
           const [batch] = yield* Fiber.join(first)
           // Re-syncing releases folders no longer wanted.
-          expect(yield* watcher.sync([root])).toEqual({ watched: 1, complete: true, added: [] })
+          expect(yield* watcher.sync([root])).toEqual({ watched: 1, complete: true, full: false, added: [] })
           return batch ?? []
         }).pipe(Effect.provide(Watcher.Default)),
       )
@@ -40,8 +41,24 @@ describe("Watcher", () => {
       expect(yield* watcher.sync(["/no/such/folder/anywhere"])).toEqual({
         watched: 0,
         complete: true,
+        full: false,
         added: [],
       })
     }).pipe(Effect.provide(Watcher.Default), Effect.scoped),
+  )
+
+  // A folder it cannot watch (here a file where a folder was) is a gap, but not a lack of room:
+  // kept skills' own watches are closed only for want of room (Watching.ts, Watches `yieldRoom`).
+  it.scopedLive("tells a folder it cannot watch from a system without room for more watches", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "a/SKILL.md": "x", "not-a-folder": "z" })
+      const watcher = yield* Watcher
+      expect(yield* watcher.sync([`${root}/a`, `${root}/not-a-folder/inside`])).toEqual({
+        watched: 1,
+        complete: false,
+        full: false,
+        added: [`${root}/a`],
+      })
+    }).pipe(Effect.provide(Watcher.Default)),
   )
 })

@@ -56,8 +56,11 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
       watchers.delete(dir)
     }
 
-    /** Adds a watch; false when the system refused it. */
-    const add = (dir: string): boolean => {
+    /**
+     * Adds a watch: "watched" (or the folder vanished meanwhile, needing none); "refused" for
+     * this folder (not readable, not a folder); "full" when the system has no room for more.
+     */
+    const add = (dir: string): "watched" | "refused" | "full" => {
       try {
         const watcher = watch(dir, { persistent: false }, (_event, filename) => changed(dir, filename))
         watcher.on("error", () => {
@@ -66,7 +69,7 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
           changed(dir, null)
         })
         watchers.set(dir, watcher)
-        return true
+        return "watched"
       } catch (error) {
         const code =
           typeof error === "object" && error !== null && "code" in error ? String(error.code) : "unknown"
@@ -77,14 +80,16 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
           )
         }
         // A folder that vanished in the meantime needs no watch; any other refusal is a gap.
-        return code === "ENOENT"
+        if (code === "ENOSPC" || code === "EMFILE") return "full"
+        return code === "ENOENT" ? "watched" : "refused"
       }
     }
 
     /**
      * Watches exactly these folders: new ones are added, ones no longer listed are released.
-     * Answers how many are watched, whether every one could be, and the folders newly watched
-     * (a change made in one before its watch existed was not seen: see Catalog's `recheck`).
+     * Answers how many are watched, whether every one could be, whether one was refused for want
+     * of room (`full`), and the folders newly watched (a change made in one before its watch
+     * existed was not seen: see Catalog's `recheck`).
      */
     const sync = (dirs: Iterable<string>) =>
       Effect.gen(function* () {
@@ -92,11 +97,14 @@ export class Watcher extends Effect.Service<Watcher>()("skills-mcp/Watcher", {
         for (const dir of watchers.keys()) if (!wanted.has(dir)) unwatch(dir)
         const missing = [...wanted].filter((dir) => !watchers.has(dir))
         let complete = true
+        let full = false
         // In slices of time, so requests are not held up by thousands of watches.
         yield* sliced(missing, (dir) => {
-          if (!add(dir)) complete = false
+          const added = add(dir)
+          if (added !== "watched") complete = false
+          if (added === "full") full = true
         })
-        return { watched: watchers.size, complete, added: missing.filter((dir) => watchers.has(dir)) }
+        return { watched: watchers.size, complete, full, added: missing.filter((dir) => watchers.has(dir)) }
       })
 
     yield* Effect.addFinalizer(() =>

@@ -35,9 +35,9 @@ export const watchCatalog = (options: {
     const follow = Effect.gen(function* () {
       for (let round = 0; round < 3; round++) {
         const folders = [...foldersToWatch(yield* catalog.peek), ...options.extraFolders()]
-        const { complete, added } = yield* watcher.sync(folders)
+        const { complete, full, added } = yield* watcher.sync(folders)
         // Its watches say what skills there are: kept skills' watches make room for them.
-        if (!complete) files.yieldWatches()
+        if (full) files.yieldWatches()
         yield* catalog.useWatcher(complete ? pending : undefined)
         if (added.length === 0 || !(yield* catalog.recheck(added))) return
       }

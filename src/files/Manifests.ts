@@ -57,6 +57,9 @@ export interface IndexedSkillMd {
   readonly frontmatter: ParsedFrontmatter
 }
 
+/** Folders are opened with their kernel path checked only on Linux (Folders.ts). */
+const onLinux = process.platform === "linux"
+
 /** Why a SKILL.md that does not begin with its frontmatter is left out (see beginsWithFrontmatter). */
 const FRONTMATTER_FIRST =
   "its SKILL.md does not begin with '---' (remove the blank lines or byte order mark before it)"
@@ -302,11 +305,12 @@ export const makeManifests = (
 
   /**
    * The skill folder's real path, checked (Containment `skillBaseNow`): its own path when that is
-   * real up to its name (`ownPathIsReal`) and it is a folder, not a link; else resolved. The
-   * folder's first open checks the kernel's path of it again (Folders.ts).
+   * real up to its name (`ownPathIsReal`) and it is a folder, not a link; else resolved. On
+   * Linux only, where the folder's first open checks the kernel's path of it again (Folders.ts):
+   * elsewhere folders are read by path, and a realpath now is the check nearest the walk.
    */
   const baseNow = (skill: SkillRef) =>
-    ownPathIsReal(skill) && fs.sync.lstat(skill.dir)?.isDirectory() === true
+    onLinux && ownPathIsReal(skill) && fs.sync.lstat(skill.dir)?.isDirectory() === true
       ? Effect.succeed(skill.dir)
       : skillBaseNow(fs, skill)
 
