@@ -170,12 +170,18 @@ describe.runIf(process.platform === "linux")("watches of kept skills", () => {
  * The real file system, counting realpaths, and (with `withoutProc`) telling of no opened file's
  * kernel path, as a system without /proc: then only the checks of the read itself keep it inside.
  */
-const countingFs = () => {
+const countingFs = (otherDevice?: string) => {
   const node = Effect.runSync(Effect.provide(Fs, Fs.node))
   const counter = { realpaths: 0 }
   const shape: FsShape = {
     sync: {
       ...node.sync,
+      // A folder whose name ends with `otherDevice` is told to be on another device (a mount).
+      lstat: (target) => {
+        const info = node.sync.lstat(target)
+        if (info === null || otherDevice === undefined || !target.endsWith(otherDevice)) return info
+        return Object.assign(Object.create(Object.getPrototypeOf(info)), info, { dev: info.dev + 1 })
+      },
       realpath: (target) => {
         counter.realpaths++
         return node.sync.realpath(target)
@@ -279,6 +285,22 @@ describe.runIf(process.platform === "linux")("a covered skill's files", () => {
         }
         expect(resolved).toBe(0)
       }),
+  )
+
+  it.scoped("are never covered with a folder on another file system (a mount inside the skill)", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree(TREE)
+      settle(root)
+      const { counter, layer } = countingFs("/references")
+      const service = yield* Effect.provide(SkillFiles, watchingSkillFiles(layer))
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      yield* service.manifest(skill)
+      yield* service.manifest(skill)
+      const before = counter.realpaths
+      expect((yield* service.readText(skill, "references/guide.md")).text).toBe("guide")
+      // Not covered: its path was resolved, as for any skill checked by its stamps.
+      expect(counter.realpaths - before).toBeGreaterThan(0)
+    }),
   )
 
   // Swapped and read in the same turn, by either read: no watch event can have been read yet.
