@@ -445,6 +445,71 @@ describe("search ranking", () => {
     expect(rank("common").ids.length).toBe(20_001)
   })
 
+  it("orders what a rare word ties by a common word's near-zero weight, across a page's edge, and counts every match", () => {
+    // 40 skills hold the rare word, equally; what orders them is how often their body says a word
+    // every skill holds (its weight near zero), then the catalog order, which is not the order
+    // they were indexed in. 200 more hold only the common word. A ranking that skipped a word once
+    // the best page looked settled, or cut ties at the page's edge, would misorder or miscount.
+    const rare = Array.from({ length: 40 }, (_, at) =>
+      skill(`zebra-${String(at).padStart(2, "0")}`, "Zebra stripes."),
+    )
+    const common = Array.from({ length: 200 }, (_, at) =>
+      skill(`plain-${String(at).padStart(3, "0")}`, "Ledger."),
+    )
+    const times = (entry: Searchable) => (Number(entry.id.slice(-2)) * 7) % 5
+    const skills = [...common, ...rare]
+    const { index } = indexOf(skills)
+    for (const entry of rare)
+      index.addBody(entry, `${"ledger ".repeat(times(entry) + 1)}${"pad ".repeat(8 - times(entry))}`)
+    const catalog = skills.flatMap((_, at) => skills[(at * 97) % skills.length] ?? [])
+    expect(new Set(catalog).size).toBe(skills.length)
+    index.sync(catalog, new Map(catalog.map((entry) => [entry.id, entry])))
+    const position = new Map(catalog.map((entry, at) => [entry, at]))
+    const inOrder = (entries: ReadonlyArray<Searchable>) =>
+      [...entries]
+        .sort((a, b) => times(b) - times(a) || (position.get(a) ?? 0) - (position.get(b) ?? 0))
+        .map((entry) => entry.id)
+    const byCatalog = (entries: ReadonlyArray<Searchable>) =>
+      [...entries].sort((a, b) => (position.get(a) ?? 0) - (position.get(b) ?? 0)).map((entry) => entry.id)
+    const within = (entry: Searchable) => !entry.id.endsWith("3")
+    const shown = (entry: Searchable) => !entry.id.endsWith("5")
+    const first = common[17]
+    const pages = (ranking: Ranking<Searchable>) => {
+      const ids: Array<string> = []
+      for (let at = 0; at < ranking.total; at += 20)
+        ids.push(...ranking.slice(at, at + 20).map((entry) => entry.id))
+      return ids
+    }
+    // The exact word, a prefix of it, and a typo of it.
+    for (const query of ["zebra ledger", "zebr ledger", "zebrq ledger"]) {
+      const all = index.rank(query)
+      expect({ ids: pages(all), total: all.total, match: all.match }, query).toEqual({
+        ids: [...inOrder(rare), ...byCatalog(common)],
+        total: 240,
+        match: "all",
+      })
+      const viewed = index.rank(query, { within, shown, first })
+      const expected = [
+        ...(first === undefined ? [] : [first.id]),
+        ...inOrder(rare.filter(within).filter(shown)),
+        ...byCatalog(
+          common
+            .filter(within)
+            .filter(shown)
+            .filter((entry) => entry !== first),
+        ),
+      ]
+      expect({ ids: pages(viewed), total: viewed.total }, `${query} in a view`).toEqual({
+        ids: expected,
+        total: expected.length,
+      })
+      // A page that ends inside a run of equal scores, then the rest.
+      expect([...viewed.slice(0, 13), ...viewed.slice(13, viewed.total)].map((entry) => entry.id)).toEqual(
+        expected,
+      )
+    }
+  })
+
   it("ranks a description saying a word more often above one saying it less", () => {
     // 300 times a two-letter word and 30 other words: a 1,019-character description.
     const others = Array.from({ length: 30 }, (_, at) => `w${String(at).padStart(2, "0")}`).join(" ")
