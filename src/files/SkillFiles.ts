@@ -39,8 +39,8 @@ export const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
 /**
  * SKILL.md files of covered skills as `loadSkill` read and parsed them, by skill folder, each
  * with the stamp its skill's kept inventory has for it: answered while the skill is covered by
- * watches (Watches.ts) and keeps that very stamp, so exactly as fresh as a read of the covered
- * file, without touching the disk. `drop` is called as a skill's coverage ends (an event in its
+ * watches (Watches.ts), keeps that very stamp, and a stat of the file still finds it (so an edit
+ * is seen on the next call, before its watch event is read), without reading the file. `drop` is called as a skill's coverage ends (an event in its
  * folders or above them, or the background re-check finding a stamp changed). At most
  * `maxBytes` of files, least recently used first out.
  */
@@ -206,7 +206,12 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
       const keptStamp = manifests.coveredStamp(skill, SKILL_FILE)
       const remembered = keptStamp === undefined ? undefined : skillMds.get(skill.dir, keptStamp)
-      if (remembered !== undefined) return remembered
+      // Only while the file is still as kept, by one stat: an edit whose watch event is not read
+      // yet is served as edited (a skill folder swapped for a link leads to another file: no).
+      if (remembered !== undefined && keptStamp !== undefined) {
+        const now = fs.sync.lstat(path.join(skill.dir, SKILL_FILE))
+        if (now !== null && sameStamp(stampOf(now), keptStamp)) return remembered
+      }
       // Resolved and read with synchronous calls: a SKILL.md is small, and read on every call.
       const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>
         readFileNow(skill, resolved, SKILL_FILE, found)
