@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { RecheckPace } from "../src/files/Inventories.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
+import type { WatchesOptions } from "../src/files/Watches.js"
 import { makeWatches } from "../src/files/Watches.js"
 import type { FsShape } from "../src/platform/Fs.js"
 import { Fs } from "../src/platform/Fs.js"
@@ -45,6 +46,15 @@ const settle = (root: string) => {
   }
   visit(root)
 }
+
+/** The tree's skill folders, with watches (`options` as makeWatches takes them) closed at the end of the test. */
+const watchedTree = (options?: WatchesOptions) =>
+  Effect.gen(function* () {
+    const root = yield* tempTree(TREE)
+    const watches = makeWatches(true, options)
+    yield* Effect.addFinalizer(() => Effect.sync(watches.close))
+    return { root, watches, pdf: `${root}/skills/pdf`, other: `${root}/skills/other` }
+  })
 
 describe.runIf(process.platform === "linux")("watches of kept skills", () => {
   it.scoped.each<readonly [string, (root: string) => Promise<void>]>([
@@ -89,10 +99,7 @@ describe.runIf(process.platform === "linux")("watches of kept skills", () => {
 
   it.scoped("go on covering other skills when one skill's folder cannot be watched", () =>
     Effect.gen(function* () {
-      const root = yield* tempTree(TREE)
-      const watches = makeWatches(true)
-      yield* Effect.addFinalizer(() => Effect.sync(watches.close))
-      const [pdf, other] = [`${root}/skills/pdf`, `${root}/skills/other`]
+      const { watches, pdf, other } = yield* watchedTree()
       expect(watches.begin(pdf)).toBe(true)
       // A subfolder gone since the walk found it: that skill is not covered...
       expect(watches.folder(pdf, `${pdf}/gone`)).toBe(false)
@@ -134,10 +141,8 @@ describe.runIf(process.platform === "linux")("watches of kept skills", () => {
     ["tmpfs", 0x01021994, true],
   ] as const)("cover a skill on %s only if its watches see every change", ([, type, covers]) =>
     Effect.gen(function* () {
-      const root = yield* tempTree(TREE)
-      const watches = makeWatches(true, { typeOf: () => type })
-      yield* Effect.addFinalizer(() => Effect.sync(watches.close))
-      expect(watches.begin(`${root}/skills/pdf`)).toBe(covers)
+      const { watches, pdf } = yield* watchedTree({ typeOf: () => type })
+      expect(watches.begin(pdf)).toBe(covers)
       // Not for want of room: other skills may still be covered.
       expect(watches.room()).toBe(true)
     }),
@@ -145,10 +150,7 @@ describe.runIf(process.platform === "linux")("watches of kept skills", () => {
 
   it.scoped("close every watch and make no more once the catalog's watcher needs the room", () =>
     Effect.gen(function* () {
-      const root = yield* tempTree(TREE)
-      const watches = makeWatches(true)
-      yield* Effect.addFinalizer(() => Effect.sync(watches.close))
-      const [pdf, other] = [`${root}/skills/pdf`, `${root}/skills/other`]
+      const { watches, pdf, other } = yield* watchedTree()
       expect(watches.begin(pdf)).toBe(true)
       watches.confirm(pdf)
       watches.yieldRoom()

@@ -29,6 +29,12 @@ const call = (name: string, args: Record<string, unknown>) => {
   return callTool(server, name, args)
 }
 
+/** `count` raw JSON-RPC lines calling the tool `name`, with ids 1 to `count`. */
+const toolCallLines = (count: number, name: string, args: (index: number) => Record<string, unknown>) =>
+  Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name, arguments: args(i) } }),
+  )
+
 beforeAll(async () => {
   dir = await copyFixtures()
   server = await startServer(
@@ -330,14 +336,9 @@ describe("the process", () => {
   it("has written every audit line when it exits right after its last answer", async () => {
     const fixtures = await copyFixtures()
     try {
-      const calls = Array.from({ length: 50 }, (_, i) =>
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: i + 1,
-          method: "tools/call",
-          params: { name: "get_skill", arguments: { id: i % 2 === 0 ? "pdf-processing" : "no-such-skill" } },
-        }),
-      )
+      const calls = toolCallLines(50, "get_skill", (i) => ({
+        id: i % 2 === 0 ? "pdf-processing" : "no-such-skill",
+      }))
       const lines = [
         initializeLine(0),
         JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
@@ -364,15 +365,8 @@ describe("the process", () => {
   it("keeps answering, and exits when stdin closes, after the reader of stderr has gone", async () => {
     const fixtures = await copyFixtures()
     try {
-      const calls = Array.from({ length: 50 }, (_, i) =>
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: i + 1,
-          method: "tools/call",
-          // Each call writes an audit line to stderr, and the hostile skills log warnings.
-          params: { name: "read_skill_file", arguments: { id: "pdf-processing", path: "../escape" } },
-        }),
-      )
+      // Each call writes an audit line to stderr, and the hostile skills log warnings.
+      const calls = toolCallLines(50, "read_skill_file", () => ({ id: "pdf-processing", path: "../escape" }))
       const lines = [
         initializeLine(0),
         JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
