@@ -78,6 +78,16 @@ const TREE = {
   "outside.md": "outside",
 }
 
+/** The tree settled, its skill "pdf", and SkillFiles over it (with the watcher if `watch`). */
+const settledPdf = (watch: boolean) =>
+  Effect.gen(function* () {
+    const root = yield* tempTree(TREE)
+    yield* settle(root)
+    const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+    const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
+    return { root, skill, service }
+  })
+
 describe.each([
   ["without the watcher: the very next call", false],
   ["with the watcher: once its event arrives, a call", true],
@@ -140,11 +150,8 @@ describe.each([
     ],
   ])("sees %s", ([, change, expected]) =>
     Effect.gen(function* () {
-      const root = yield* tempTree(TREE)
-      yield* settle(root)
-      const skillFolder = `${root}/skills/pdf`
-      const skill = { id: "pdf", dir: skillFolder, rootReal: `${root}/skills` }
-      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
+      const { skill, service } = yield* settledPdf(watch)
+      const skillFolder = skill.dir
       const before = yield* service.manifest(skill)
       // Kept: the second look is the very same answer.
       expect(yield* service.manifest(skill)).toEqual(before)
@@ -170,11 +177,8 @@ describe.each([
   // is new folders, which the next call must watch anew for an edit after it to be seen.
   it.scoped("sees an edit to a skill removed and copied back in place with its old times", () =>
     Effect.gen(function* () {
-      const root = yield* tempTree(TREE)
-      yield* settle(root)
-      const skillFolder = `${root}/skills/pdf`
-      const skill = { id: "pdf", dir: skillFolder, rootReal: `${root}/skills` }
-      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
+      const { root, skill, service } = yield* settledPdf(watch)
+      const skillFolder = skill.dir
       yield* service.manifest(skill)
       yield* service.manifest(skill)
       yield* Effect.promise(async () => {
@@ -254,11 +258,8 @@ describe.each([
   // so this checks what a user sees (both rewrites read), not that rule.
   it.scoped("sees a file rewritten twice within one timestamp, its modification time set back", () =>
     Effect.gen(function* () {
-      const root = yield* tempTree(TREE)
-      yield* settle(root)
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      const { skill, service } = yield* settledPdf(watch)
       const notes = `${skill.dir}/references/guide.md`
-      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, watch))
       yield* service.manifest(skill)
       // Rewritten twice within one timestamp, as a coarse clock allows: the second is seen too.
       const second = Math.ceil(Date.now() / 1000) + 1
@@ -307,10 +308,7 @@ describe("SKILL.md of a covered skill", () => {
     ],
   ])("is served fresh on the very next call once %s", ([, change, description]) =>
     Effect.gen(function* () {
-      const root = yield* tempTree(TREE)
-      yield* settle(root)
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
-      const service = yield* Effect.provide(SkillFiles, skillFiles(undefined, true))
+      const { root, skill, service } = yield* settledPdf(true)
       // Kept, then covered in the background once its stamps held; read twice (remembered).
       yield* service.manifest(skill)
       yield* service.manifest(skill)

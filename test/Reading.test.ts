@@ -6,10 +6,10 @@
 import * as nodeFs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { stampOf } from "../src/files/Inventories.js"
 import { readResolved } from "../src/files/Reading.js"
 import type { FsShape } from "../src/platform/Fs.js"
 import { Fs } from "../src/platform/Fs.js"
+import { stampOf } from "../src/platform/Paths.js"
 import { tempTree } from "./support/tree.js"
 
 /** The real file system, noting for each file opened whether its kernel path was read. */

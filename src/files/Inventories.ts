@@ -16,34 +16,18 @@
  * the user's cache folder (ManifestStore.ts), so a fresh process checks stamps instead of
  * walking and hashing again.
  */
-import type { Stats } from "node:fs"
 import * as path from "node:path"
 import * as Context from "effect/Context"
 import { SLICE_MS } from "../platform/EventLoop.js"
 import type { FsShape } from "../platform/Fs.js"
-import type { Fingerprint } from "../platform/Paths.js"
-import { isInside, sameFingerprint } from "../platform/Paths.js"
+import type { Stamp } from "../platform/Paths.js"
+import { isInside, sameStamp, stampOf } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import { MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { fileUriProblem } from "./Containment.js"
 import type { ManifestStore, StoredSkill } from "./ManifestStore.js"
 import type { WatchesOptions } from "./Watches.js"
 import { makeWatches } from "./Watches.js"
-
-/** What identifies one version of a file or folder: any change to a field means "look again". */
-export interface Stamp extends Fingerprint {
-  readonly ctimeMs: number
-}
-
-export const stampOf = (info: Stats): Stamp => ({
-  dev: info.dev,
-  ino: info.ino,
-  size: info.size,
-  mtimeMs: info.mtimeMs,
-  ctimeMs: info.ctimeMs,
-})
-
-export const sameStamp = (a: Stamp, b: Stamp): boolean => sameFingerprint(a, b) && a.ctimeMs === b.ctimeMs
 
 /** A file found by the inventory: where, and its stamp as the walk found it. */
 export interface FoundFile {
@@ -454,7 +438,7 @@ export const makeInventories = (
      */
     beginWatch: (base: string): boolean => !linked.has(base) && watches.begin(base),
     /** The catalog's watcher could not watch every folder: these watches give it the room (Watches `yieldRoom`). */
-    yieldRoom: () => watches.yieldRoom(),
+    yieldRoom: watches.yieldRoom,
     watchFolder: (base: string, dir: string): boolean => watches.folder(base, dir),
     /** A file of the skill was found other than its kept stamp says: no longer covered. */
     unsure: (base: string) => watches.release(base),

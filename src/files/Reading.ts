@@ -19,6 +19,8 @@ import {
 } from "../Errors.js"
 import type { FsPort, FsShape, SyncFsPort } from "../platform/Fs.js"
 import { describeIoError, errorCode } from "../platform/Fs.js"
+import type { Stamp } from "../platform/Paths.js"
+import { sameStamp, stampOf } from "../platform/Paths.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { openedInside } from "./Containment.js"
 import { mimeTypeOf } from "./MimeTypes.js"
@@ -35,17 +37,6 @@ export interface TextFile {
   readonly mimeType: string
   readonly text: string
 }
-
-/** A file as a walk of its skill found it (Inventories `Stamp`). */
-export type FoundStat = Pick<Stats, "dev" | "ino" | "size" | "mtimeMs" | "ctimeMs">
-
-/** Whether `info` is the very file `found`, unchanged since. */
-const sameStat = (info: Stats, found: FoundStat) =>
-  info.dev === found.dev &&
-  info.ino === found.ino &&
-  info.size === found.size &&
-  info.mtimeMs === found.mtimeMs &&
-  info.ctimeMs === found.ctimeMs
 
 /** NUL bytes or invalid UTF-8 mean "binary". */
 export const isBinary = (bytes: Uint8Array): boolean => {
@@ -116,13 +107,13 @@ export const readResolved =
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
-    found?: FoundStat,
+    found?: Stamp,
   ): Promise<{ readonly content: FileContent; readonly opened: Stats }> => {
     const relative = resolved.relative
     const refuse = (reason: string) => new InvalidArgument({ argument: "path", reason })
     const contained = now ? fs.containedNow : fs.contained
     try {
-      const known = found === undefined ? undefined : (info: Stats) => sameStat(info, found)
+      const known = found === undefined ? undefined : (info: Stats) => sameStamp(stampOf(info), found)
       const { fd, info, opened } = await contained.openFile(resolved.real, known)
       try {
         if (!openedInside(resolved.base, opened)) {
@@ -161,7 +152,7 @@ export const fileReader = (fs: FsShape, maxFileBytes: number, now = false) => {
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
-    found?: FoundStat,
+    found?: Stamp,
   ): Effect.Effect<{ readonly content: FileContent; readonly opened: Stats }, SkillError> =>
     Effect.tryPromise({
       try: () => read(skill, resolved, requested, found),

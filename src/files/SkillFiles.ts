@@ -9,7 +9,8 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { Fs } from "../platform/Fs.js"
-import { isInside } from "../platform/Paths.js"
+import type { Stamp } from "../platform/Paths.js"
+import { isInside, sameStamp, stampOf } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import type { ParsedSkill } from "../skills/Frontmatter.js"
@@ -17,15 +18,14 @@ import { Frontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { checkRelativePath, resolveIn } from "./Containment.js"
 import { folderOf, listFolder, makeFolderPages } from "./Folders.js"
-import type { Stamp } from "./Inventories.js"
-import { RecheckPace, sameStamp, stampOf } from "./Inventories.js"
+import { RecheckPace } from "./Inventories.js"
 import { makeManifestStore } from "./ManifestStore.js"
 import type { CoveredFile, IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
 import { fileReader, textOf } from "./Reading.js"
 
 /** SKILL.md as `loadSkill` gives it. */
-export interface LoadedSkill {
+interface LoadedSkill {
   readonly name: string
   readonly description: string
   /** SKILL.md after its frontmatter, without leading blank lines. */
@@ -34,15 +34,15 @@ export interface LoadedSkill {
 }
 
 /** At most this much SKILL.md text (bytes as read) is remembered (`makeSkillMdMemory`). */
-export const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
+const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
 
 /**
  * SKILL.md files of covered skills as `loadSkill` read and parsed them, by skill folder, each
  * with the stamp its skill's kept inventory has for it: answered while the skill is covered by
  * watches (Watches.ts), keeps that very stamp, and a stat of the file still finds it (so an edit
- * is seen on the next call, before its watch event is read), without reading the file. `drop` is called as a skill's coverage ends (an event in its
- * folders or above them, or the background re-check finding a stamp changed). At most
- * `maxBytes` of files, least recently used first out.
+ * is seen on the next call, before its watch event is read), without reading the file. `drop`
+ * is called as a skill's coverage ends (an event in its folders or above them, or the background
+ * re-check finding a stamp changed). At most `maxBytes` of files, least recently used first out.
  */
 const makeSkillMdMemory = (maxBytes: number) => {
   const entries = new Map<
@@ -208,9 +208,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       const remembered = keptStamp === undefined ? undefined : skillMds.get(skill.dir, keptStamp)
       // Only while the file is still as kept, by one stat: an edit whose watch event is not read
       // yet is served as edited (a skill folder swapped for a link leads to another file: no).
-      if (remembered !== undefined && keptStamp !== undefined) {
+      if (remembered !== undefined) {
         const now = fs.sync.lstat(path.join(skill.dir, SKILL_FILE))
-        if (now !== null && sameStamp(stampOf(now), keptStamp)) return remembered
+        if (now !== null && keptStamp !== undefined && sameStamp(stampOf(now), keptStamp)) return remembered
       }
       // Resolved and read with synchronous calls: a SKILL.md is small, and read on every call.
       const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>

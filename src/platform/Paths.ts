@@ -23,6 +23,21 @@ export const fingerprintOf = (info: Stats): Fingerprint => ({
 export const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
   a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
 
+/** What identifies one version of a file or folder (a fingerprint and the change time): any change to a field means "look again". */
+export interface Stamp extends Fingerprint {
+  readonly ctimeMs: number
+}
+
+export const stampOf = (info: Stats): Stamp => ({
+  dev: info.dev,
+  ino: info.ino,
+  size: info.size,
+  mtimeMs: info.mtimeMs,
+  ctimeMs: info.ctimeMs,
+})
+
+export const sameStamp = (a: Stamp, b: Stamp): boolean => sameFingerprint(a, b) && a.ctimeMs === b.ctimeMs
+
 /** True when `target` is `base` or below it; separator-aware (`/a/bc` is not inside `/a/b`). */
 export const isInside = (base: string, target: string): boolean => {
   if (target === base) return true
