@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import { SkillNotFound } from "../src/Errors.js"
 import { INTERNAL_ERROR_TEXT, makeRunner, ProtocolError } from "../src/mcp/Run.js"
+import { makeCalls } from "../src/platform/EventLoop.js"
 
 const capture = () => {
   const lines: Array<string> = []
@@ -30,6 +31,29 @@ describe("the MCP boundary (Run)", () => {
       expect(result.isError).toBe(true)
       expect(JSON.stringify(result.content)).toContain("Skill 'nope' not found.")
       expect(lines).toEqual([])
+    }),
+  )
+
+  it.effect("counts each request as a call while it runs, failed or not", () =>
+    Effect.gen(function* () {
+      const calls = makeCalls()
+      const runner = yield* makeRunner<never>({ calls })
+      const signal = new AbortController().signal
+      const quietInside: Array<number> = []
+      const seen = Effect.sync(() => quietInside.push(calls.quietFor()))
+      yield* Effect.promise(() =>
+        Promise.all([
+          runner.tool(
+            Effect.zipRight(seen, Effect.fail(new SkillNotFound({ query: "x", suggestions: [] }))),
+            signal,
+          ),
+          runner.request(Effect.zipRight(seen, Effect.die(new Error("boom"))), signal).catch(() => undefined),
+        ]),
+      )
+      expect(quietInside).toEqual([0, 0])
+      // Both ended: the calls are quiet again.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      expect(calls.quietFor()).toBeGreaterThan(0)
     }),
   )
 

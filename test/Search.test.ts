@@ -7,6 +7,7 @@ import type { Ranking } from "../src/catalog/Ranking.js"
 import type { Searchable } from "../src/catalog/Search.js"
 import { makeSearchIndex } from "../src/catalog/Search.js"
 import { makeSearching } from "../src/catalog/Searching.js"
+import { MAX_PAUSE_WAIT_MS, makeCalls } from "../src/platform/EventLoop.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -536,8 +537,10 @@ describe("searching while bodies are read", () => {
         const snapshot = yield* catalog.peek
         // Bodies are read only once `open` is: until then the index holds the metadata alone.
         const open = yield* Deferred.make<void>()
-        const searching = yield* makeSearching(catalog.peek, (entry) =>
-          Effect.as(Deferred.await(open), entry.id === "alpha" ? "Use a zebra." : "No stripes."),
+        const searching = yield* makeSearching(
+          catalog.peek,
+          (entry) => Effect.as(Deferred.await(open), entry.id === "alpha" ? "Use a zebra." : "No stripes."),
+          makeCalls(),
         )
         const early = yield* searching.search("zebra", 10, undefined)
         expect(early.skills).toEqual([])
@@ -562,6 +565,57 @@ describe("searching while bodies are read", () => {
         const edited = yield* catalog.list({ query: "zebra" })
         expect(edited.skills.map((entry) => entry.id)).toEqual(["beta"])
         expect(edited.searched).toEqual({ skills: 2, bodies: 2 })
+      }).pipe(Effect.provide(servicesFor([root])))
+    }),
+  )
+})
+
+describe("indexing while calls are answered", () => {
+  it.scopedLive("reads bodies once calls pause, and a step at a time under calls that never pause", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "alpha/SKILL.md": skillMd("alpha", "First skill.", "# Alpha\n\nUse a zebra.\n"),
+        "beta/SKILL.md": skillMd("beta", "Second skill.", "# Beta\n\nNo stripes.\n"),
+      })
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const calls = makeCalls()
+        let reads = 0
+        const searching = yield* makeSearching(
+          catalog.peek,
+          (entry) => Effect.sync(() => reads++).pipe(Effect.as(entry.id === "alpha" ? "Use a zebra." : "")),
+          calls,
+        )
+        // A call in flight: a query is answered at once (from the metadata), no body is read yet.
+        const ended = calls.begin()
+        expect((yield* searching.search("first", 10, undefined)).skills.map((entry) => entry.id)).toEqual([
+          "alpha",
+        ])
+        yield* Effect.sleep(MAX_PAUSE_WAIT_MS / 5)
+        expect(reads).toBe(0)
+        // Calls never pause: the bodies are still read, a few at a time.
+        yield* searching.indexed
+        expect(reads).toBe(2)
+        ended()
+        expect((yield* searching.search("zebra", 10, undefined)).skills.map((entry) => entry.id)).toEqual([
+          "alpha",
+        ])
+
+        // The background build waits for a pause too, then reads the bodies.
+        const idle = makeCalls()
+        let idleReads = 0
+        const warmed = yield* makeSearching(
+          catalog.peek,
+          () => Effect.sync(() => idleReads++).pipe(Effect.as("")),
+          idle,
+        )
+        const busy = idle.begin()
+        yield* warmed.warm
+        yield* Effect.sleep(MAX_PAUSE_WAIT_MS / 5)
+        expect(idleReads).toBe(0)
+        busy()
+        yield* warmed.indexed
+        expect(idleReads).toBe(2)
       }).pipe(Effect.provide(servicesFor([root])))
     }),
   )

@@ -19,6 +19,7 @@ import * as Stream from "effect/Stream"
 import type { Caller } from "../Access.js"
 import { SkillNotFound } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
+import { makeCalls } from "../platform/EventLoop.js"
 import { Fs, mapLimit } from "../platform/Fs.js"
 import { fingerprintOf, sameFingerprint } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
@@ -86,14 +87,19 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
     const files = yield* SkillFiles
     // A body for the search index: SKILL.md read as get_skill reads it (inside the skill, within
     // the size limit), split from its frontmatter without parsing that again.
-    const searching = yield* makeSearching(Ref.get(state), (skill) =>
-      files.readBytes(skill, SKILL_FILE).pipe(
-        Effect.map(({ bytes }) => {
-          const split = splitFrontmatter(Buffer.from(bytes).toString("utf8"))
-          return split._tag === "Split" ? split.value.body : undefined
-        }),
-        Effect.orElseSucceed(() => undefined),
-      ),
+    /** The calls being answered (counted at the MCP boundary): background work waits for a pause. */
+    const calls = makeCalls()
+    const searching = yield* makeSearching(
+      Ref.get(state),
+      (skill) =>
+        files.readBytes(skill, SKILL_FILE).pipe(
+          Effect.map(({ bytes }) => {
+            const split = splitFrontmatter(Buffer.from(bytes).toString("utf8"))
+            return split._tag === "Split" ? split.value.body : undefined
+          }),
+          Effect.orElseSucceed(() => undefined),
+        ),
+      calls,
     )
 
     /** What a candidate's SKILL.md makes of it: a skill, or a skipped one. */
@@ -392,8 +398,10 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
         Effect.sync(() => {
           watched = pending
         }),
-      /** Builds the search index in the background now, so the first query does not wait for it. */
+      /** Builds the search index in the background once calls pause, so the first query does not wait for it. */
       warmSearch: searching.warm,
+      /** The calls being answered: the MCP boundary counts each (src/mcp/Run.ts). */
+      calls,
       /**
        * Waits until the search index holds every current skill with its SKILL.md body (a query
        * never waits for bodies: it answers from what is indexed and says how much that is).

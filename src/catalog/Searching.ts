@@ -1,17 +1,19 @@
 /**
  * Searching: `list_skills {query}` (and `skills/list {query}`, completion) over the catalog.
- * The search index (src/catalog/Search.ts) is built in the background (`warm`, or the first
- * query): the metadata of every skill first, in slices that leave the event loop free, then
- * the SKILL.md bodies, read a few at a time. It then follows every snapshot: only skills that
- * changed are indexed again, their bodies read again. A query answers from what is indexed so
- * far and says how much that is. A ranking is kept for paging, so later pages of a query keep
+ * The search index (src/catalog/Search.ts) is built in the background (`warm`, once calls pause,
+ * or the first query): the metadata of every skill first, in slices that leave the event loop
+ * free, then the SKILL.md bodies, read a few at a time, each few once calls pause (a sync or a
+ * burst of calls is answered first: src/platform/EventLoop.ts). It then follows every snapshot:
+ * only skills that changed are indexed again, their bodies read again. A query answers from what
+ * is indexed so far and says how much that is. A ranking is kept for paging, so later pages of a query keep
  * the order of its first page; an exact id or name comes first.
  */
 import { createHmac, randomBytes } from "node:crypto"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import { InvalidArgument } from "../Errors.js"
-import { sliced } from "../platform/EventLoop.js"
+import type { Calls } from "../platform/EventLoop.js"
+import { sliced, whenCallsPause } from "../platform/EventLoop.js"
 import type { ListPage } from "./Paging.js"
 import { decodeRankedCursor, encodeRankedCursor, queryKey } from "./Paging.js"
 import type { Ranking } from "./Ranking.js"
@@ -45,6 +47,8 @@ export const makeSearching = (
   current: Effect.Effect<Snapshot>,
   /** A skill's SKILL.md body; undefined when it cannot be read (it is then searched without). */
   readBody: (skill: Skill) => Effect.Effect<string | undefined>,
+  /** The calls being answered: the index is built, and bodies read, once they pause. */
+  calls: Calls,
 ) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
@@ -81,6 +85,7 @@ export const makeSearching = (
     /** Indexes the bodies due, a few reads at a time, until none is left. */
     const indexBodies: Effect.Effect<void> = Effect.gen(function* () {
       while (index !== undefined && bodiesDue.length > 0) {
+        yield* whenCallsPause(calls)
         const built = index
         const batch = bodiesDue.splice(0, BODY_READS * 4)
         yield* Effect.forEach(
@@ -135,12 +140,15 @@ export const makeSearching = (
       yield* dueBodies(skills)
     }).pipe(Effect.withSpan("Catalog.buildSearch"))
 
-    /** Starts building the index in the background, unless it is built or being built. */
-    const warm = Effect.suspend(() => {
+    /** Starts building the index, unless it is built or being built. */
+    const start = Effect.suspend(() => {
       if (started) return Effect.void
       started = true
       return Effect.asVoid(Effect.forkIn(buildIndex, scope))
     })
+
+    /** Starts building the index in the background once calls pause (a query starts it at once). */
+    const warm = Effect.asVoid(Effect.forkIn(Effect.zipRight(whenCallsPause(calls), start), scope))
 
     /** Whether a skill is one of a view's: one function per view of a snapshot (Search keeps its mask). */
     const keepOf = perSnapshot((seen) => (skill: Skill) => seen.byId.get(skill.id) === skill)
@@ -187,7 +195,7 @@ export const makeSearching = (
 
     /** The index, built and in step with the current snapshot (which it answers). */
     const inStep = Effect.gen(function* () {
-      yield* warm
+      yield* start
       const built = yield* Deferred.await(ready)
       const snapshot = yield* current
       yield* follow(snapshot)

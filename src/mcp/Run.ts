@@ -18,6 +18,7 @@ import type { AuditLogShape, AuditRecord } from "../AuditLog.js"
 import { elapsedMs } from "../AuditLog.js"
 import type { SkillError } from "../Errors.js"
 import { echo, InvalidArgument, MAX_ECHO, RequestTimeout } from "../Errors.js"
+import type { Calls } from "../platform/EventLoop.js"
 
 /** The params of every list request (tools, prompts, resources, templates, skills): a cursor. */
 export const ListParams = Schema.Struct({ cursor: Schema.optional(Schema.String) })
@@ -205,6 +206,8 @@ const logDefects = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 export interface RunnerOptions {
   /** Longest a request may run (ms); past it, its work is interrupted and it fails with RequestTimeout. */
   readonly timeoutMs?: number | undefined
+  /** Counts each request while it runs (the catalog's background work waits for a pause). */
+  readonly calls?: Calls | undefined
 }
 
 export const makeRunner = <R>(options: RunnerOptions = {}): Effect.Effect<Runner<R>, never, R> =>
@@ -212,14 +215,26 @@ export const makeRunner = <R>(options: RunnerOptions = {}): Effect.Effect<Runner
 
 /** A runner of request effects on `runtime` (see makeRunner). */
 export const runnerOn = <R>(runtime: Runtime.Runtime<R>, options: RunnerOptions = {}): Runner<R> => {
-  const { timeoutMs } = options
+  const { timeoutMs, calls } = options
+  /** Runs a request's effect to its exit, counted in `calls` while it runs. */
+  const run = async <A, E>(
+    effect: Effect.Effect<A, E, R>,
+    signal: AbortSignal,
+  ): Promise<Exit.Exit<A, E | RequestTimeout>> => {
+    const end = calls?.begin()
+    try {
+      return await runTimed(effect, signal)
+    } finally {
+      end?.()
+    }
+  }
   /**
    * Runs a request's effect to its exit; a defect is logged with its cause on stderr. Past
    * `timeoutMs` its work is interrupted, as when the client cancels, and it fails with
    * RequestTimeout: a plain timer and abort signal, which cost a request far less than racing
    * its effect against a timer fiber (Effect.timeout).
    */
-  const run = async <A, E>(
+  const runTimed = async <A, E>(
     effect: Effect.Effect<A, E, R>,
     signal: AbortSignal,
   ): Promise<Exit.Exit<A, E | RequestTimeout>> => {

@@ -198,7 +198,10 @@ export const makeServerContext = (options: Pick<ServerOptions, "timeoutMs" | "ke
       const catalog = caller === undefined ? whole : Catalog.make({ ...whole, ...reads })
       const view: View = {
         catalog,
-        runner: runnerOn(Runtime.provideService(runtime, Catalog, catalog), { timeoutMs: options.timeoutMs }),
+        runner: runnerOn(Runtime.provideService(runtime, Catalog, catalog), {
+          timeoutMs: options.timeoutMs,
+          calls: whole.calls,
+        }),
       }
       views.set(reads, view)
       return view

@@ -1,8 +1,11 @@
 /**
- * Yielding to Node's event loop in long loops of work done in the background (the search index
- * of thousands of skills, thousands of file watches): `Effect.yieldNow` gives way to other fibers
- * only (it resumes on a microtask), so a request that arrived, or a file watcher's events, would
- * wait for the whole loop. `sliced` gives way to them every few milliseconds.
+ * Giving way to requests in work done in the background (the search index of thousands of skills,
+ * thousands of file watches):
+ * - `sliced` yields to Node's event loop every few milliseconds of a long loop: `Effect.yieldNow`
+ *   gives way to other fibers only (it resumes on a microtask), so a request that arrived, or a
+ *   file watcher's events, would wait for the whole loop;
+ * - `whenCallsPause` holds work that can wait (indexing SKILL.md bodies) until calls pause: a
+ *   host syncing the whole catalog, or an agent's burst of calls, is answered first.
  */
 import * as Effect from "effect/Effect"
 
@@ -26,4 +29,59 @@ export const sliced = <A>(items: ReadonlyArray<A>, step: (item: A) => void): Eff
         sliceStart = performance.now()
       }
     }
+  })
+
+/**
+ * The calls a server is answering: how many are in flight, and since when none has been. The
+ * MCP boundary (src/mcp/Run.ts) counts every request it runs.
+ */
+export const makeCalls = () => {
+  let inFlight = 0
+  let lastEnded = Number.NEGATIVE_INFINITY
+  return {
+    /** A call begins; the function returned ends it (once). */
+    begin: (): (() => void) => {
+      inFlight++
+      let ended = false
+      return () => {
+        if (ended) return
+        ended = true
+        inFlight--
+        lastEnded = performance.now()
+      }
+    },
+    /** How long no call has been in flight (ms), 0 while one is. */
+    quietFor: (): number => (inFlight > 0 ? 0 : performance.now() - lastEnded),
+  }
+}
+export type Calls = ReturnType<typeof makeCalls>
+
+/**
+ * Calls are paused once none has been in flight for this long (ms): the calls of a sync or of a
+ * burst follow each other within a millisecond or two, an agent's come seconds apart.
+ */
+export const PAUSE_MS = 25
+/**
+ * Work waiting for a pause goes ahead anyway after this long (ms), so that it still advances,
+ * a step at a time, under calls that never pause.
+ */
+export const MAX_PAUSE_WAIT_MS = 250
+
+/** Waits until calls pause (`PAUSE_MS` without one in flight), or `MAX_PAUSE_WAIT_MS` have passed. */
+export const whenCallsPause = (calls: Calls): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (calls.quietFor() >= PAUSE_MS) return Effect.void
+    const since = performance.now()
+    return Effect.async<void>((resume) => {
+      let timer: NodeJS.Timeout | undefined
+      const check = () => {
+        const quiet = calls.quietFor()
+        const waited = performance.now() - since
+        if (quiet >= PAUSE_MS || waited >= MAX_PAUSE_WAIT_MS) return resume(Effect.void)
+        // Checked again when a pause could be long enough, or when the wait is up.
+        timer = setTimeout(check, Math.min(PAUSE_MS - quiet, MAX_PAUSE_WAIT_MS - waited)).unref()
+      }
+      check()
+      return Effect.sync(() => clearTimeout(timer))
+    })
   })
