@@ -9,6 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
@@ -19,6 +20,7 @@ import { Catalog } from "../src/catalog/Catalog.js"
 import type { Snapshot } from "../src/catalog/Snapshot.js"
 import { Watcher } from "../src/catalog/Watcher.js"
 import { watchCatalog as keepWatched } from "../src/catalog/Watching.js"
+import { MAX_PAUSE_WAIT_MS } from "../src/platform/EventLoop.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
@@ -359,6 +361,27 @@ describe("incremental refresh", () => {
         yield* placeSkill(`${root}/pack/inner`, skillMd("inner", "Inner, added early."))
         expect(yield* catalog.recheck([`${root}/pack`])).toBe(true)
         expect((yield* catalog.peek).byId.get("inner")?.segments).toEqual(["pack", "inner"])
+      }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
+    }),
+  )
+
+  it.scopedLive("recheck waits for calls to pause, or goes ahead under calls that never pause", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({ "alpha/SKILL.md": skillMd("alpha", "Alpha.") })
+      yield* Effect.gen(function* () {
+        const catalog = yield* Catalog
+        yield* Effect.promise(() =>
+          fs.writeFile(`${root}/alpha/SKILL.md`, skillMd("alpha", "Alpha, edited.")),
+        )
+        const ended = catalog.calls.begin()
+        const checking = yield* Effect.fork(catalog.recheck([`${root}/alpha`]))
+        yield* Effect.sleep(MAX_PAUSE_WAIT_MS / 5)
+        // A call is in flight: not looked at yet.
+        expect((yield* catalog.peek).byId.get("alpha")?.description).toBe("Alpha.")
+        // Calls that never pause: it goes ahead all the same.
+        expect(yield* Fiber.join(checking)).toBe(true)
+        expect((yield* catalog.peek).byId.get("alpha")?.description).toBe("Alpha, edited.")
+        ended()
       }).pipe(Effect.provide(servicesFor([root], { refreshIntervalMs: 3_600_000 })))
     }),
   )

@@ -19,7 +19,7 @@ import * as Stream from "effect/Stream"
 import type { Caller } from "../Access.js"
 import { SkillNotFound } from "../Errors.js"
 import { SkillFiles } from "../files/SkillFiles.js"
-import { makeCalls } from "../platform/EventLoop.js"
+import { makeCalls, sliced, whenCallsPause } from "../platform/EventLoop.js"
 import { Fs, mapLimit } from "../platform/Fs.js"
 import { fingerprintOf, sameFingerprint } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
@@ -255,21 +255,29 @@ export class Catalog extends Effect.Service<Catalog>()("skills-mcp/Catalog", {
 
     /**
      * After watches were added for these folders: what changed in them between the read that
-     * found them and their watch is found now. A skill folder's SKILL.md is looked at (a stat);
-     * a group folder changed since the last discovery began means discovering again. Answers
-     * whether the skills changed.
+     * found them and their watch is found now, once calls pause (their watches see any later
+     * change). A skill folder's SKILL.md is looked at (a stat, a slice of them at a time: the
+     * first watches are of thousands); one changed is refreshed (`refreshPaths`). A group folder
+     * changed since the last discovery began means discovering again. Answers whether the skills
+     * changed.
      */
     const recheck = (dirs: ReadonlyArray<string>) =>
       Effect.gen(function* () {
+        yield* whenCallsPause(calls)
         const read = new Set((yield* Ref.get(state)).folders)
         const since = discoveredAt - FOLDER_TIME_MARGIN_MS
         const groups = dirs.filter((dir) => read.has(dir))
         const times = yield* Effect.promise(() => mapLimit(groups, fs.async.concurrency, fs.async.lstat))
         if (!times.every((info) => unchangedSince(info, since))) return yield* refresh
-        const files = dirs
-          .filter((dir) => candidateAt(dir) !== undefined)
-          .map((dir) => path.join(dir, SKILL_FILE))
-        return files.length === 0 ? false : yield* refreshPaths(files)
+        const changed: Array<string> = []
+        yield* sliced(dirs, (dir) => {
+          const candidate = candidateAt(dir)
+          if (candidate === undefined) return
+          const info = fs.sync.lstat(candidate.file)
+          if (info === null || !info.isFile() || !sameFingerprint(fingerprintOf(info), candidate.fingerprint))
+            changed.push(candidate.file)
+        })
+        return changed.length === 0 ? false : yield* refreshPaths(changed)
       })
 
     /** Discovers every root again now, whatever the interval. */
