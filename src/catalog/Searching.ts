@@ -5,8 +5,8 @@
  * free, then the SKILL.md bodies, read a few at a time, each few once calls pause (a sync or a
  * burst of calls is answered first: src/platform/EventLoop.ts). It then follows every snapshot:
  * only skills that changed are indexed again, their bodies read again. A query answers from what
- * is indexed so far and says how much that is. A ranking is kept for paging, so later pages of a query keep
- * the order of its first page; an exact id or name comes first.
+ * is indexed so far and says how much that is. A ranking is kept for paging, so later pages of a
+ * query keep the order of its first page; an exact id or name comes first.
  */
 import { createHmac, randomBytes } from "node:crypto"
 import * as Deferred from "effect/Deferred"
