@@ -22,7 +22,7 @@ import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { fileUriProblem, skillBase, skillBaseNow } from "./Containment.js"
 import { MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
 import type { FoundFile, FoundFolder, KeptInventory, RecheckPace } from "./Inventories.js"
-import { DIGEST_PREFIX, makeInventories } from "./Inventories.js"
+import { DIGEST_PREFIX, keptFingerprintIs, keptSize, makeInventories } from "./Inventories.js"
 import type { ManifestStore } from "./ManifestStore.js"
 import { fileReader, isSkillError, readResolved } from "./Reading.js"
 
@@ -213,17 +213,23 @@ export const makeManifests = (
    * and had the fingerprint the catalog has (its stat of the file, taken apart from its read).
    * Undefined when the file is to be read (and SKILL.md parsed) again.
    */
-  const knownEntry = (file: FoundFile, indexed: IndexedSkillMd | undefined) => {
-    const cached = inventories.digestOf(file)
-    if (cached === undefined) return undefined
-    const entry: ManifestFile = { path: file.path, size: file.stamp.size, digest: cached.digest }
+  const knownEntry = (
+    file: FoundFile,
+    indexed: IndexedSkillMd | undefined,
+    digest: string | undefined,
+    key: string | undefined,
+  ): KnownEntry | undefined => {
+    if (digest === undefined) return undefined
+    const entry: ManifestFile = { path: file.path, size: file.stamp.size, digest }
     if (file.path !== SKILL_FILE) return { entry, frontmatter: undefined }
-    const sameAsIndexed =
-      indexed !== undefined &&
-      cached.frontmatterKey === frontmatterKey(indexed.frontmatter) &&
-      sameFingerprint(indexed.fingerprint, cached)
-    return sameAsIndexed ? { entry, frontmatter: indexed.frontmatter } : undefined
+    return sameAsIndexed(indexed, key, file.stamp) ? { entry, frontmatter: indexed?.frontmatter } : undefined
   }
+
+  /** Whether SKILL.md hashed with this stamp and frontmatter key is the catalog's version of it (see `knownEntry`). */
+  const sameAsIndexed = (indexed: IndexedSkillMd | undefined, key: string | undefined, stamp: Fingerprint) =>
+    indexed !== undefined &&
+    key === frontmatterKey(indexed.frontmatter) &&
+    sameFingerprint(indexed.fingerprint, stamp)
 
   /**
    * The files' manifest entries, read and hashed now, one after the other, in one effect (each
@@ -354,11 +360,20 @@ export const makeManifests = (
     const memo = memos.get(kept)
     if (memo?.frontmatter === skill.frontmatter) return memo.manifest
     const indexed = { fingerprint: skill.fingerprint, frontmatter: skill.frontmatter }
+    // From the kept numbers and digests, with no object per file but the manifest's own.
     const files: Array<ManifestFile> = []
-    for (const file of kept.files) {
-      const known = knownEntry(file, indexed)
-      if (known === undefined) return undefined
-      files.push(known.entry)
+    for (let index = 0; index < kept.files.length; index++) {
+      const relative = kept.files[index] ?? ""
+      const digest = inventories.keptDigest(kept, index)
+      if (digest === undefined) return undefined
+      // SKILL.md as the catalog indexed it (see `knownEntry`).
+      if (
+        relative === SKILL_FILE &&
+        (inventories.keptFrontmatterKey(kept, index) !== frontmatterKey(indexed.frontmatter) ||
+          !keptFingerprintIs(kept, index, indexed.fingerprint))
+      )
+        return undefined
+      files.push({ path: relative, size: keptSize(kept, index), digest })
     }
     if (!files.some((file) => file.path === SKILL_FILE)) return undefined
     const manifest: Manifest = { files, frontmatter: skill.frontmatter }
@@ -380,7 +395,9 @@ export const makeManifests = (
       if (answer !== undefined) return answer
       if (held !== undefined) withheld.delete(skill.dir)
       const { files, problem } =
-        held === undefined ? yield* walkInventory(skill, base) : { files: held.files, problem: undefined }
+        held === undefined
+          ? yield* walkInventory(skill, base)
+          : { files: inventories.filesOf(held), problem: undefined }
       noteLeftOut(skill, problem)
       if (problem !== undefined) return yield* new SkillNotPublished({ skillId: skill.id, reason: problem })
       inventories.trim()
@@ -388,7 +405,15 @@ export const makeManifests = (
         skill.fingerprint !== undefined && skill.frontmatter !== undefined
           ? { fingerprint: skill.fingerprint, frontmatter: skill.frontmatter }
           : undefined
-      const known = files.map((file) => knownEntry(file, indexed))
+      // Digests known: kept with the inventory that held, or by real path for a walk's files.
+      const known = files.map((file, index) => {
+        if (held !== undefined) {
+          const digest = inventories.keptDigest(held, index)
+          return knownEntry(file, indexed, digest, inventories.keptFrontmatterKey(held, index))
+        }
+        const cached = inventories.digestOf(file)
+        return knownEntry(file, indexed, cached?.digest, cached?.frontmatterKey)
+      })
       const read = yield* readEntries(
         skill,
         base,
@@ -420,13 +445,19 @@ export const makeManifests = (
    */
   const coveredFile = (skill: SkillRef, relative: string): CoveredFile | undefined => {
     const kept = inventories.covered(skill.rootReal, skill.dir)
-    const top = kept?.folders[0]
-    const file = kept?.files.find((each) => each.path === relative)
-    if (top === undefined || file === undefined) return undefined
+    const file = kept === undefined ? undefined : keptFile(kept, relative)
+    if (kept === undefined || file === undefined) return undefined
+    // The skill folder's stamp comes first: dev, then ino (Inventories `KeptInventory`).
     const info = fs.sync.lstat(skill.dir)
-    if (info === null || !info.isDirectory() || info.dev !== top.stamp.dev || info.ino !== top.stamp.ino)
+    if (info === null || !info.isDirectory() || info.dev !== kept.stamps[0] || info.ino !== kept.stamps[1])
       return undefined
     return { resolved: { real: file.real, base: skill.dir, relative }, found: file.stamp }
+  }
+
+  /** A kept inventory's file at a path, as Inventories `filesOf` gives it. */
+  const keptFile = (kept: KeptInventory, relative: string): FoundFile | undefined => {
+    const index = kept.files.indexOf(relative)
+    return index < 0 ? undefined : inventories.filesOf(kept)[index]
   }
 
   /** Why the Skills extension cannot serve a skill (limits, SKILL.md's first bytes), if it cannot. */
@@ -455,8 +486,10 @@ export const makeManifests = (
      * The stamp kept for a file of a skill covered by watches, touching no disk; the same object
      * while the skill stays covered and its inventory kept (a new walk keeps new stamps).
      */
-    coveredStamp: (skill: SkillRef, relative: string): Stamp | undefined =>
-      inventories.covered(skill.rootReal, skill.dir)?.files.find((each) => each.path === relative)?.stamp,
+    coveredStamp: (skill: SkillRef, relative: string): Stamp | undefined => {
+      const kept = inventories.covered(skill.rootReal, skill.dir)
+      return kept === undefined ? undefined : keptFile(kept, relative)?.stamp
+    },
     /** Calls `listener` with each skill folder whose coverage ends (Watches.ts `whenReleased`). */
     whenReleased: inventories.whenReleased,
     publicationProblem,
