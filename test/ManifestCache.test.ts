@@ -399,6 +399,23 @@ describe("manifests kept between runs", () => {
         nodeFs.writeFileSync(file, JSON.stringify(record))
       },
     ],
+    ...[
+      "references/./guide.md",
+      "references//guide.md",
+      "references\\guide.md",
+      "/references/guide.md",
+      "references/guide.md/",
+    ].map(
+      (bad) =>
+        [
+          `naming a path ${JSON.stringify(bad)}`,
+          (file: string) => {
+            const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
+            record.skills[0].files[2] = bad
+            nodeFs.writeFileSync(file, JSON.stringify(record))
+          },
+        ] as const,
+    ),
     [
       "with a skill outside its root",
       (file) => {
