@@ -416,6 +416,22 @@ describe("manifests kept between runs", () => {
           },
         ] as const,
     ),
+    ...Object.entries({
+      "whose files are not a list": { files: "SKILL.md" },
+      "whose stamps hold a string": { stamps: ["1"] },
+      "whose digests are not hex": { digests: "Z".repeat(64 * 4) },
+      "with no SKILL.md key field": { skillMdKey: undefined },
+    }).map(
+      ([label, fields]) =>
+        [
+          `of a skill ${label}`,
+          (file: string) => {
+            const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
+            record.skills[0] = { ...record.skills[0], ...fields }
+            nodeFs.writeFileSync(file, JSON.stringify(record))
+          },
+        ] as const,
+    ),
     [
       "with a skill outside its root",
       (file) => {
