@@ -456,6 +456,20 @@ describe("manifests kept between runs", () => {
     }),
   )
 
+  // A skill changed between runs is walked again, and only its changed files hashed: the others'
+  // recorded digests still answer (a made-up one shows it).
+  it.scoped("give a skill changed between runs the digests of its unchanged files", () =>
+    Effect.gen(function* () {
+      const { root, run, recorded } = yield* setup
+      yield* run
+      forge(recorded())
+      yield* Effect.promise(() => fs.writeFile(`${root}/skills/pdf/scripts/run.sh`, "echo RUN"))
+      const manifest = yield* run
+      expect(guideDigest(manifest)).toBe(FORGED)
+      expect(manifest.files.find((file) => file.path === "scripts/run.sh")?.digest).toBe(sha("echo RUN"))
+    }),
+  )
+
   /** The skill of `setup` as the catalog indexes it: with SKILL.md's fingerprint and parse. */
   const indexedPdf = (root: string) =>
     Effect.gen(function* () {

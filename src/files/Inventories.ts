@@ -268,15 +268,24 @@ export const makeInventories = (
     }
   }
 
-  /** Keeps an inventory, in place of any kept for its skill folder. */
+  /**
+   * Keeps an inventory, in place of any kept for its skill folder. A recorded one replaced (or
+   * forgotten: `deleteKept`) leaves its digests by real path, so that a walk of the skill hashes
+   * only the files whose stamps changed.
+   */
   const setKept = (kept: KeptInventory) => {
-    keptFiles += kept.files.length - (inventories.get(kept.base)?.files.length ?? 0)
+    const before = inventories.get(kept.base)
+    if (before !== undefined) unrecord(before)
+    keptFiles += kept.files.length - (before?.files.length ?? 0)
     inventories.set(kept.base, kept)
   }
 
-  /** Forgets the inventory kept for a skill folder; whether there was one. */
+  /** Forgets the inventory kept for a skill folder (see `setKept`); whether there was one. */
   const deleteKept = (base: string) => {
-    keptFiles -= inventories.get(base)?.files.length ?? 0
+    const before = inventories.get(base)
+    if (before === undefined) return false
+    unrecord(before)
+    keptFiles -= before.files.length
     return inventories.delete(base)
   }
 
