@@ -456,6 +456,44 @@ describe("manifests kept between runs", () => {
     }),
   )
 
+  // What a fresh process checks is the record's stamps, number by number: any change made
+  // between runs shows as a walk without a record would show it.
+  it.scoped.each<readonly [string, (skill: string, root: string) => Promise<void>]>([
+    [
+      "a file edited in place, keeping its size",
+      (skill) => fs.writeFile(`${skill}/references/deep/more.md`, "MORE"),
+    ],
+    ["a file added to a subfolder", (skill) => fs.writeFile(`${skill}/references/deep/new.md`, "new")],
+    ["a file removed", (skill) => fs.rm(`${skill}/scripts/run.sh`)],
+    ["a folder renamed", (skill) => fs.rename(`${skill}/references/deep`, `${skill}/references/deeper`)],
+    [
+      "a file replaced by a link inside the skill",
+      async (skill) => {
+        await fs.rm(`${skill}/scripts/run.sh`)
+        await fs.symlink("../references/guide.md", `${skill}/scripts/run.sh`)
+      },
+    ],
+    [
+      "a folder replaced by a link that leads outside",
+      async (skill, root) => {
+        await fs.rename(`${skill}/references`, `${root}/references-moved`)
+        await fs.symlink(`${root}/references-moved`, `${skill}/references`)
+      },
+    ],
+  ])("show %s between runs", ([, change]) =>
+    Effect.gen(function* () {
+      const { root, run } = yield* setup
+      yield* run
+      yield* Effect.promise(() => change(`${root}/skills/pdf`, root))
+      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      const walked = yield* Effect.provide(
+        Effect.flatMap(SkillFiles, (service) => service.manifest(skill)),
+        skillFiles(),
+      )
+      expect(files(yield* run)).toEqual(files(walked))
+    }),
+  )
+
   // A skill changed between runs is walked again, and only its changed files hashed: the others'
   // recorded digests still answer (a made-up one shows it).
   it.scoped("give a skill changed between runs the digests of its unchanged files", () =>
