@@ -20,8 +20,8 @@ import * as path from "node:path"
 import * as Context from "effect/Context"
 import { SLICE_MS } from "../platform/EventLoop.js"
 import type { FsShape } from "../platform/Fs.js"
-import type { Stamp } from "../platform/Paths.js"
-import { isInside, sameStamp, stampOf } from "../platform/Paths.js"
+import type { Fingerprint, Stamp } from "../platform/Paths.js"
+import { isInside, sameStamp } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import { MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { fileUriProblem } from "./Containment.js"
@@ -42,12 +42,57 @@ export interface FoundFolder {
   readonly stamp: Stamp
 }
 
-/** A skill's inventory kept between calls (see the top of this file). */
+/**
+ * A skill's inventory kept between calls (see the top of this file), in the form it is recorded
+ * in (ManifestStore.ts): paths and numbers, no object per file, so that a fresh process takes in
+ * thousands of recorded skills, and checks their stamps, without making one.
+ */
 export interface KeptInventory {
   readonly rootReal: string
-  readonly folders: ReadonlyArray<FoundFolder>
-  readonly files: ReadonlyArray<FoundFile>
+  /** The skill folder's real path. */
+  readonly base: string
+  /** The folders below the skill folder, `/`-separated, each after the folder that holds it. */
+  readonly folders: ReadonlyArray<string>
+  /** The files, `/`-separated, in path order. */
+  readonly files: ReadonlyArray<string>
+  /**
+   * The stamps the walk found: dev, ino, mtimeMs and ctimeMs of the skill folder, then of each
+   * folder (FOLDER_FIELDS each); then dev, ino, size, mtimeMs and ctimeMs of each file (FILE_FIELDS).
+   */
+  readonly stamps: ReadonlyArray<number>
+  /**
+   * What a record (ManifestStore.ts) gave with the inventory: every file's SHA-256 in hex, one
+   * after the other, and the key of SKILL.md's frontmatter; digests of these very stamps.
+   */
+  recorded: { readonly digests: string; readonly skillMdKey: string | undefined } | undefined
 }
+
+const FOLDER_FIELDS = 4
+const FILE_FIELDS = 5
+
+/** Where a kept file's stamp begins in `stamps`. */
+const fileAt = (kept: KeptInventory, index: number) =>
+  (kept.folders.length + 1) * FOLDER_FIELDS + index * FILE_FIELDS
+
+/** A kept file's size. */
+export const keptSize = (kept: KeptInventory, index: number): number =>
+  kept.stamps[fileAt(kept, index) + 2] ?? 0
+
+/** Whether a fingerprint is a kept file's (`index`). */
+export const keptFingerprintIs = (kept: KeptInventory, index: number, fingerprint: Fingerprint): boolean => {
+  const at = fileAt(kept, index)
+  const { stamps } = kept
+  return (
+    fingerprint.dev === stamps[at] &&
+    fingerprint.ino === stamps[at + 1] &&
+    fingerprint.size === stamps[at + 2] &&
+    fingerprint.mtimeMs === stamps[at + 3]
+  )
+}
+
+/** Whether a stamp is a kept file's (`index`). */
+const isKeptStamp = (kept: KeptInventory, index: number, stamp: Stamp) =>
+  keptFingerprintIs(kept, index, stamp) && stamp.ctimeMs === kept.stamps[fileAt(kept, index) + 4]
 
 export const DIGEST_PREFIX = "sha256:"
 
@@ -117,6 +162,8 @@ export const makeInventories = (
   const digests = new Map<string, CachedDigest>()
   /** Inventories kept, by the skill folder's real path. */
   const inventories = new Map<string, KeptInventory>()
+  /** How many files the inventories kept list. */
+  let keptFiles = 0
   /** Roots whose record in the cache folder was read, and those with changes not yet written. */
   const loadedRoots = new Set<string>()
   const unsavedRoots = new Set<string>()
@@ -139,29 +186,19 @@ export const makeInventories = (
   /** What a root's kept skills are, as recorded: those whose every file has its digest. */
   const recordOf = (rootReal: string): Array<StoredSkill> => {
     const skills: Array<StoredSkill> = []
-    for (const [base, kept] of inventories) {
+    for (const kept of inventories.values()) {
       if (kept.rootReal !== rootReal) continue
-      const stamps: Array<number> = []
-      for (const { stamp } of kept.folders) stamps.push(stamp.dev, stamp.ino, stamp.mtimeMs, stamp.ctimeMs)
       let digestsInHex = ""
       let skillMdKey: string | null = null
-      for (const file of kept.files) {
-        const cached = digests.get(file.real)
-        if (cached === undefined || !sameStamp(cached, file.stamp)) break
-        const { dev, ino, size, mtimeMs, ctimeMs } = file.stamp
-        stamps.push(dev, ino, size, mtimeMs, ctimeMs)
-        digestsInHex += cached.digest.slice(DIGEST_PREFIX.length)
-        if (file.path === SKILL_FILE) skillMdKey = cached.frontmatterKey ?? null
+      for (let index = 0; index < kept.files.length; index++) {
+        const digest = keptDigest(kept, index)
+        if (digest === undefined) break
+        digestsInHex += digest.slice(DIGEST_PREFIX.length)
+        if (kept.files[index] === SKILL_FILE) skillMdKey = keptFrontmatterKey(kept, index) ?? null
       }
       if (digestsInHex.length < kept.files.length * 64) continue
-      skills.push({
-        base,
-        folders: kept.folders.slice(1).map((folder) => folder.path),
-        files: kept.files.map((file) => file.path),
-        stamps,
-        digests: digestsInHex,
-        skillMdKey,
-      })
+      const { base, folders, files, stamps } = kept
+      skills.push({ base, folders, files, stamps, digests: digestsInHex, skillMdKey })
     }
     return skills
   }
@@ -192,81 +229,126 @@ export const makeInventories = (
   /**
    * Takes in what was recorded for a root, the first time one of its skills is looked at: each
    * skill below the root, within the limits, with names a URI reads back (as a kept inventory
-   * has), and not known here already.
+   * has), and not known here already. Kept as recorded (its stamps are checked when it is looked at).
    */
   const loadRoot = (rootReal: string) => {
     if (loadedRoots.has(rootReal)) return
     loadedRoots.add(rootReal)
     for (const skill of store.load(rootReal)) {
-      const { base, stamps } = skill
-      const folderCount = skill.folders.length + 1
+      const { base, folders, files, stamps } = skill
       if (!isInside(rootReal, base) || base === rootReal || inventories.has(base)) continue
-      if (skill.files.length > limits.maxFiles) continue
-      if (stamps.length !== folderCount * 4 + skill.files.length * 5) continue
-      if (skill.digests.length !== skill.files.length * 64) continue
-      const at = (index: number) => stamps[index] ?? Number.NaN
-      const folders: Array<FoundFolder> = []
-      for (let index = 0; index < folderCount; index++) {
-        const [dev, ino, mtimeMs, ctimeMs] = [
-          at(index * 4),
-          at(index * 4 + 1),
-          at(index * 4 + 2),
-          at(index * 4 + 3),
-        ]
-        folders.push({
-          path: index === 0 ? "" : (skill.folders[index - 1] ?? ""),
-          stamp: { dev, ino, size: 0, mtimeMs, ctimeMs },
-        })
-      }
+      if (files.length > limits.maxFiles) continue
+      if (stamps.length !== (folders.length + 1) * FOLDER_FIELDS + files.length * FILE_FIELDS) continue
+      if (skill.digests.length !== files.length * 64) continue
+      const recorded = { digests: skill.digests, skillMdKey: skill.skillMdKey ?? undefined }
+      const kept: KeptInventory = { rootReal, base, folders, files, stamps, recorded }
       let total = 0
-      const files: Array<FoundFile> = []
-      for (const [index, relative] of skill.files.entries()) {
-        const from = folderCount * 4 + index * 5
-        const stamp = {
-          dev: at(from),
-          ino: at(from + 1),
-          size: at(from + 2),
-          mtimeMs: at(from + 3),
-          ctimeMs: at(from + 4),
-        }
-        total += stamp.size
-        if (stamp.size > limits.maxFileBytes || !listable(relative)) break
-        files.push({ path: relative, real: realOf(base, relative), stamp })
+      for (let index = 0; index < files.length; index++) {
+        const size = keptSize(kept, index)
+        total += size
+        if (size > limits.maxFileBytes || !listable(files[index] ?? "")) total = Number.POSITIVE_INFINITY
       }
-      if (files.length < skill.files.length || total > limits.maxBytes) continue
-      inventories.set(base, { rootReal, folders, files })
-      for (const [index, file] of files.entries()) {
-        if (digests.has(file.real)) continue
-        const digest = `${DIGEST_PREFIX}${skill.digests.slice(index * 64, index * 64 + 64)}`
-        const frontmatterKey = file.path === SKILL_FILE ? (skill.skillMdKey ?? undefined) : undefined
-        digests.set(file.real, { ...file.stamp, digest, frontmatterKey })
-      }
+      if (total <= limits.maxBytes) setKept(kept)
     }
+  }
+
+  /**
+   * Keeps a recorded inventory's digests by real path, as hashed ones are kept, and no longer
+   * with the inventory: before one of its files' digests is replaced (Manifests.ts reads a file
+   * of a recorded skill again when what was recorded cannot answer, e.g. SKILL.md's frontmatter).
+   */
+  const unrecord = (kept: KeptInventory) => {
+    const { recorded } = kept
+    if (recorded === undefined) return
+    kept.recorded = undefined
+    for (const [index, file] of filesOf(kept).entries()) {
+      const digest = `${DIGEST_PREFIX}${recorded.digests.slice(index * 64, index * 64 + 64)}`
+      const frontmatterKey = file.path === SKILL_FILE ? recorded.skillMdKey : undefined
+      digests.set(file.real, { ...file.stamp, digest, frontmatterKey })
+    }
+  }
+
+  /**
+   * Keeps an inventory, in place of any kept for its skill folder. A recorded one replaced (or
+   * forgotten: `deleteKept`) leaves its digests by real path, so that a walk of the skill hashes
+   * only the files whose stamps changed.
+   */
+  const setKept = (kept: KeptInventory) => {
+    const before = inventories.get(kept.base)
+    if (before !== undefined) unrecord(before)
+    keptFiles += kept.files.length - (before?.files.length ?? 0)
+    inventories.set(kept.base, kept)
+  }
+
+  /** Forgets the inventory kept for a skill folder (see `setKept`); whether there was one. */
+  const deleteKept = (base: string) => {
+    const before = inventories.get(base)
+    if (before === undefined) return false
+    unrecord(before)
+    keptFiles -= before.files.length
+    return inventories.delete(base)
+  }
+
+  // --- Digests ----------------------------------------------------------------------------------
+
+  /** The digest kept by real path for a kept file (`index`), hashed with its kept stamp. */
+  const hashedDigest = (kept: KeptInventory, index: number): CachedDigest | undefined => {
+    const cached = digests.get(realOf(kept.base, kept.files[index] ?? ""))
+    return cached !== undefined && isKeptStamp(kept, index, cached) ? cached : undefined
+  }
+
+  /** A kept file's digest (`sha256:` and hex): recorded with the inventory, or hashed since with its kept stamp. */
+  const keptDigest = (kept: KeptInventory, index: number): string | undefined =>
+    kept.recorded === undefined
+      ? hashedDigest(kept, index)?.digest
+      : `${DIGEST_PREFIX}${kept.recorded.digests.slice(index * 64, index * 64 + 64)}`
+
+  /** The key of the frontmatter a kept SKILL.md's bytes parse to (Manifests.ts), with `keptDigest`. */
+  const keptFrontmatterKey = (kept: KeptInventory, index: number): string | undefined =>
+    kept.recorded === undefined ? hashedDigest(kept, index)?.frontmatterKey : kept.recorded.skillMdKey
+
+  /** A kept inventory's files as FoundFile objects, made once per inventory (the same objects while it is kept). */
+  const foundFiles = new WeakMap<KeptInventory, ReadonlyArray<FoundFile>>()
+  const filesOf = (kept: KeptInventory): ReadonlyArray<FoundFile> => {
+    let found = foundFiles.get(kept)
+    if (found === undefined) {
+      const { base, stamps } = kept
+      found = kept.files.map((relative, index) => {
+        const at = fileAt(kept, index)
+        const [dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] = stamps.slice(at, at + FILE_FIELDS)
+        return { path: relative, real: realOf(base, relative), stamp: { dev, ino, size, mtimeMs, ctimeMs } }
+      })
+      foundFiles.set(kept, found)
+    }
+    return found
   }
 
   // --- Kept between calls ---------------------------------------------------------------------
 
-  const folderPath = (base: string, folder: FoundFolder) =>
-    folder.path === "" ? base : path.join(base, ...folder.path.split("/"))
-
   /**
    * Whether a kept inventory still holds: every folder and file has the stamp the walk found (a
    * synchronous stat each: no folder is read, and a stat costs less than a wait for the thread
-   * pool). Folders first, from the top: a folder replaced by a link fails its own check.
+   * pool), compared number by number. Folders first, from the top: a folder replaced by a link
+   * fails its own check.
    */
-  const holds = (base: string, kept: KeptInventory): Check => {
-    for (const folder of kept.folders) {
-      const info = fs.sync.lstat(folderPath(base, folder))
+  const holds = (kept: KeptInventory): Check => {
+    const { base, folders, files, stamps } = kept
+    let at = 0
+    for (let index = -1; index < folders.length; index++, at += FOLDER_FIELDS) {
+      const info = fs.sync.lstat(index < 0 ? base : realOf(base, folders[index] ?? ""))
       if (info === null || !info.isDirectory()) return "changed"
-      const { stamp } = folder
-      if (info.dev !== stamp.dev || info.ino !== stamp.ino) return "changed"
-      if (info.mtimeMs !== stamp.mtimeMs || info.ctimeMs !== stamp.ctimeMs) return "changed"
+      if (info.dev !== stamps[at] || info.ino !== stamps[at + 1]) return "changed"
+      if (info.mtimeMs !== stamps[at + 2] || info.ctimeMs !== stamps[at + 3]) return "changed"
     }
     let links = 1
-    for (const file of kept.files) {
-      const info = fs.sync.lstat(file.real)
-      if (info === null || !info.isFile() || !sameStamp(stampOf(info), file.stamp)) return "changed"
-      links = Math.max(links, info.nlink)
+    for (const relative of files) {
+      const info = fs.sync.lstat(realOf(base, relative))
+      if (info === null || !info.isFile()) return "changed"
+      if (info.dev !== stamps[at] || info.ino !== stamps[at + 1] || info.size !== stamps[at + 2])
+        return "changed"
+      if (info.mtimeMs !== stamps[at + 3] || info.ctimeMs !== stamps[at + 4]) return "changed"
+      if (info.nlink > links) links = info.nlink
+      at += FILE_FIELDS
     }
     return links > 1 ? "holds, with a file of several links" : "holds"
   }
@@ -278,14 +360,17 @@ export const makeInventories = (
    * could not all be made (the next call checks its stamps).
    */
   const coverNow = (base: string, kept: KeptInventory) => {
-    const dev = kept.folders[0]?.stamp.dev
-    const oneFileSystem =
-      kept.folders.every((folder) => folder.stamp.dev === dev) &&
-      kept.files.every((file) => file.stamp.dev === dev)
+    // Every folder and file on the skill folder's file system (each stamp begins with its dev).
+    const { stamps } = kept
+    const filesFrom = fileAt(kept, 0)
+    let oneFileSystem = true
+    for (let at = FOLDER_FIELDS; at < filesFrom; at += FOLDER_FIELDS)
+      oneFileSystem &&= stamps[at] === stamps[0]
+    for (let at = filesFrom; at < stamps.length; at += FILE_FIELDS) oneFileSystem &&= stamps[at] === stamps[0]
     const watched =
       oneFileSystem &&
       watches.begin(base) &&
-      kept.folders.every((folder) => folder.path === "" || watches.folder(base, folderPath(base, folder))) &&
+      kept.folders.every((folder) => watches.folder(base, realOf(base, folder))) &&
       fs.sync.realpath(base) === base
     if (!watched) {
       watches.release(base)
@@ -293,7 +378,7 @@ export const makeInventories = (
       if (watches.room()) uncoverable.add(base)
       return
     }
-    const check = holds(base, kept)
+    const check = holds(kept)
     if (check === "holds") return cover(base)
     watches.release(base)
     if (check === "holds, with a file of several links") linked.add(base)
@@ -336,7 +421,7 @@ export const makeInventories = (
    */
   const stillHolds = (base: string, kept: KeptInventory): boolean => {
     checkedAt = performance.now()
-    const check = holds(base, kept)
+    const check = holds(kept)
     if (check === "holds, with a file of several links") linked.add(base)
     else if (check === "holds" && watches.room() && coverable(base)) {
       toCover.add(base)
@@ -384,7 +469,7 @@ export const makeInventories = (
       }
       const base = next.value
       const kept = inventories.get(base)
-      if (kept === undefined || holds(base, kept) !== "holds") watches.release(base)
+      if (kept === undefined || holds(kept) !== "holds") watches.release(base)
     }
     recheckOwed = 0
   }
@@ -465,7 +550,21 @@ export const makeInventories = (
       watched: boolean,
       severalLinks: boolean,
     ) => {
-      inventories.set(base, { rootReal, folders, files })
+      const stamps: Array<number> = []
+      for (const { stamp } of folders) stamps.push(stamp.dev, stamp.ino, stamp.mtimeMs, stamp.ctimeMs)
+      for (const { stamp } of files)
+        stamps.push(stamp.dev, stamp.ino, stamp.size, stamp.mtimeMs, stamp.ctimeMs)
+      const kept: KeptInventory = {
+        rootReal,
+        base,
+        // The walk's first folder is the skill folder itself.
+        folders: folders.slice(1).map((folder) => folder.path),
+        files: files.map((file) => file.path),
+        stamps,
+        recorded: undefined,
+      }
+      foundFiles.set(kept, files)
+      setKept(kept)
       uncoverable.delete(base)
       if (severalLinks) linked.add(base)
       else linked.delete(base)
@@ -478,23 +577,33 @@ export const makeInventories = (
       watches.release(base)
       linked.delete(base)
       uncoverable.delete(base)
-      if (inventories.delete(base)) unsaved(rootReal)
+      if (deleteKept(base)) unsaved(rootReal)
     },
     /** A file's digest, while the file has the stamp it had when it was hashed. */
     digestOf: (file: FoundFile): CachedDigest | undefined => {
       const cached = digests.get(file.real)
       return cached === undefined || !sameStamp(cached, file.stamp) ? undefined : cached
     },
-    /** Keeps a settled file's digest; recorded with the skill folder `base`'s inventory, if kept. */
+    keptDigest,
+    keptFrontmatterKey,
+    /** A kept inventory's files, with their stamps as kept: the same objects while it is kept. */
+    filesOf,
+    /**
+     * Keeps a settled file's digest; recorded with the skill folder `base`'s inventory, if kept
+     * (whose recorded digests are then kept by real path, as hashed ones are, to be overridden).
+     */
     keepDigest: (rootReal: string, base: string, real: string, digest: CachedDigest) => {
+      const kept = inventories.get(base)
+      if (kept?.recorded !== undefined) unrecord(kept)
       digests.set(real, digest)
-      if (inventories.has(base)) unsaved(rootReal)
+      if (kept !== undefined) unsaved(rootReal)
     },
     /** Drops every digest and inventory kept, when there are more than MAX_CACHED_DIGESTS. */
     trim: () => {
-      if (digests.size > MAX_CACHED_DIGESTS) {
+      if (digests.size > MAX_CACHED_DIGESTS || keptFiles > MAX_CACHED_DIGESTS) {
         digests.clear()
         inventories.clear()
+        keptFiles = 0
         dropAll()
       }
     },

@@ -263,6 +263,8 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       manifest,
       /** A skill's manifest when it needs no wait (kept and unchanged), else undefined (Manifests.ts). */
       keptManifest: manifests.keptManifest,
+      /** `keptManifest` of each skill of a page, their stamps checked first (Manifests.ts). */
+      keptManifests: manifests.keptManifests,
       /**
        * The catalog's watcher could not watch every folder: kept skills' watches are closed and
        * no more are made, leaving it the room (Watches.ts `yieldRoom`).

@@ -138,8 +138,9 @@ export const listSkills = (
     // Skills whose manifests are kept and unchanged are answered at once; the others are walked
     // and read, four at a time.
     const files = yield* SkillFiles
-    const kept = page.map((skill) => {
-      const manifest = files.keptManifest(skill)
+    const manifests = files.keptManifests(page)
+    const kept = page.map((skill, index) => {
+      const manifest = manifests[index]
       const entry = manifest === undefined ? undefined : entryOf(skill, manifest)
       return entry !== undefined && Either.isRight(entry) ? entry.right : undefined
     })
