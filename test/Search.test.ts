@@ -7,6 +7,8 @@ import type { Ranking } from "../src/catalog/Ranking.js"
 import type { Searchable } from "../src/catalog/Search.js"
 import { makeSearchIndex } from "../src/catalog/Search.js"
 import { makeSearching } from "../src/catalog/Searching.js"
+import type { Skill } from "../src/catalog/Snapshot.js"
+import { makeSnapshot } from "../src/catalog/Snapshot.js"
 import { MAX_PAUSE_WAIT_MS, makeCalls } from "../src/platform/EventLoop.js"
 import { servicesFor } from "./support/layers.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -570,6 +572,22 @@ describe("searching while bodies are read", () => {
   )
 })
 
+/** A skill of no folder (for indexes of thousands made without a tree). */
+const fakeSkill = (id: string, description: string): Skill => ({
+  id,
+  name: id,
+  description,
+  dir: `/skills/${id}`,
+  file: `/skills/${id}/SKILL.md`,
+  root: "/skills",
+  rootReal: "/skills",
+  rootIndex: 0,
+  segments: [id],
+  fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1 },
+  frontmatter: { raw: { name: id, description }, fields: { name: id, description }, endLine: 3 },
+  diagnostics: [],
+})
+
 describe("indexing while calls are answered", () => {
   it.scopedLive("reads bodies once calls pause, and a step at a time under calls that never pause", () =>
     Effect.gen(function* () {
@@ -600,6 +618,21 @@ describe("indexing while calls are answered", () => {
         expect((yield* searching.search("zebra", 10, undefined)).skills.map((entry) => entry.id)).toEqual([
           "alpha",
         ])
+
+        // A build of thousands, in many slices, each waiting for a pause: a query made meanwhile
+        // waits for it no longer, and ranks every skill.
+        const many = makeSnapshot({
+          skills: Array.from({ length: 6000 }, (_, at) => fakeSkill(`skill-${at}`, `Skill number ${at}.`)),
+        })
+        const crowd = makeCalls()
+        const crowded = yield* makeSearching(Effect.succeed(many), () => Effect.succeed(""), crowd)
+        const never = crowd.begin()
+        yield* crowded.warm
+        yield* Effect.sleep(MAX_PAUSE_WAIT_MS * 1.5)
+        const found = yield* crowded.search("skill-5999", 10, undefined)
+        expect(found.skills[0]?.id).toBe("skill-5999")
+        expect(found.searched?.skills).toBe(6000)
+        never()
 
         // The background build waits for a pause too, then reads the bodies.
         const idle = makeCalls()

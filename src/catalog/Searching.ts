@@ -1,9 +1,10 @@
 /**
  * Searching: `list_skills {query}` (and `skills/list {query}`, completion) over the catalog.
- * The search index (src/catalog/Search.ts) is built in the background (`warm`, once calls pause,
- * or the first query): the metadata of every skill first, in slices that leave the event loop
- * free, then the SKILL.md bodies, read a few at a time, each few once calls pause (a sync or a
- * burst of calls is answered first: src/platform/EventLoop.ts). It then follows every snapshot:
+ * The search index (src/catalog/Search.ts) is built in the background (`warm`, or the first
+ * query): the metadata of every skill first, in slices that leave the event loop free, then the
+ * SKILL.md bodies, read a few at a time. Each slice, and each few bodies, waits until calls pause
+ * (a sync or a burst of calls is answered first: src/platform/EventLoop.ts), except while a query
+ * waits for the index to be built. It then follows every snapshot:
  * only skills that changed are indexed again, their bodies read again. A query answers from what
  * is indexed so far and says how much that is. A ranking is kept for paging, so later pages of a
  * query keep the order of its first page; an exact id or name comes first.
@@ -56,6 +57,8 @@ export const makeSearching = (
     let index: SearchIndex<Skill> | undefined
     let indexedVersion = -1
     let started = false
+    /** A query waits for the index to be built: the build no longer waits for pauses. */
+    let awaited = false
     /** Bumped whenever what the index holds changes: a ranking is kept for one generation. */
     let generation = 0
     /** Skills whose body is to be indexed, and, while a fiber indexes them, when it is done. */
@@ -130,10 +133,12 @@ export const makeSearching = (
         return dueBodies(added)
       })
 
+    /** Each slice of the build waits for a pause in calls, unless a query waits for the index. */
+    const betweenSlices = whenCallsPause(calls, () => awaited)
     const buildIndex = Effect.gen(function* () {
       const built = makeSearchIndex<Skill>()
       const skills = (yield* current).skills
-      yield* sliced(skills, built.addNew)
+      yield* sliced(skills, built.addNew, betweenSlices)
       index = built
       yield* follow(yield* current)
       yield* Deferred.succeed(ready, built)
@@ -196,6 +201,7 @@ export const makeSearching = (
     /** The index, built and in step with the current snapshot (which it answers). */
     const inStep = Effect.gen(function* () {
       yield* start
+      if (index === undefined) awaited = true
       const built = yield* Deferred.await(ready)
       const snapshot = yield* current
       yield* follow(snapshot)

@@ -18,14 +18,22 @@ const nextIoTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
-/** Runs `step` on each item in order, giving way to the event loop whenever a slice has taken SLICE_MS. */
-export const sliced = <A>(items: ReadonlyArray<A>, step: (item: A) => void): Effect.Effect<void> =>
+/**
+ * Runs `step` on each item in order, giving way to the event loop whenever a slice has taken
+ * SLICE_MS, and then waiting for `between` (if given) before the next slice.
+ */
+export const sliced = <A>(
+  items: ReadonlyArray<A>,
+  step: (item: A) => void,
+  between: Effect.Effect<void> = Effect.void,
+): Effect.Effect<void> =>
   Effect.gen(function* () {
     let sliceStart = performance.now()
     for (let index = 0; index < items.length; index++) {
       step(items[index] as A)
       if (index + 1 < items.length && performance.now() - sliceStart >= SLICE_MS) {
         yield* nextIoTurn
+        yield* between
         sliceStart = performance.now()
       }
     }
@@ -67,17 +75,20 @@ export const PAUSE_MS = 25
  */
 export const MAX_PAUSE_WAIT_MS = 250
 
-/** Waits until calls pause (`PAUSE_MS` without one in flight), or `MAX_PAUSE_WAIT_MS` have passed. */
-export const whenCallsPause = (calls: Calls): Effect.Effect<void> =>
+/**
+ * Waits until calls pause (`PAUSE_MS` without one in flight), or `MAX_PAUSE_WAIT_MS` have passed,
+ * or `unless` holds (checked as often as the calls: a call now waits for the work).
+ */
+export const whenCallsPause = (calls: Calls, unless: () => boolean = () => false): Effect.Effect<void> =>
   Effect.suspend(() => {
-    if (calls.quietFor() >= PAUSE_MS) return Effect.void
+    if (calls.quietFor() >= PAUSE_MS || unless()) return Effect.void
     const since = performance.now()
     return Effect.async<void>((resume) => {
       let timer: NodeJS.Timeout | undefined
       const check = () => {
         const quiet = calls.quietFor()
         const waited = performance.now() - since
-        if (quiet >= PAUSE_MS || waited >= MAX_PAUSE_WAIT_MS) return resume(Effect.void)
+        if (quiet >= PAUSE_MS || waited >= MAX_PAUSE_WAIT_MS || unless()) return resume(Effect.void)
         // Checked again when a pause could be long enough, or when the wait is up.
         timer = setTimeout(check, Math.min(PAUSE_MS - quiet, MAX_PAUSE_WAIT_MS - waited)).unref()
       }
