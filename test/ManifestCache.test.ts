@@ -329,6 +329,14 @@ describe("SKILL.md of a covered skill", () => {
   )
 })
 
+/** A recorded skill, as the tests below change it (src/files/ManifestStore.ts has the format). */
+interface Recorded {
+  folders: Array<string>
+  files: Array<string>
+  stamps: Array<number>
+  digests: string
+}
+
 describe("manifests kept between runs", () => {
   /** A settled skill and a cache folder; `run` makes a manifest in a fresh SkillFiles. */
   const setup = Effect.gen(function* () {
@@ -428,6 +436,51 @@ describe("manifests kept between runs", () => {
           (file: string) => {
             const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
             record.skills[0] = { ...record.skills[0], ...fields }
+            nodeFs.writeFileSync(file, JSON.stringify(record))
+          },
+        ] as const,
+    ),
+    [
+      "naming a path with half of a UTF-16 pair",
+      (file) => {
+        const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
+        record.skills[0].files[2] = "references/\ud800.md"
+        nodeFs.writeFileSync(file, JSON.stringify(record))
+      },
+    ],
+    ...Object.entries({
+      "listing a file twice": (skill: Recorded) => {
+        const at = skill.files.indexOf("scripts/run.sh")
+        const first = (skill.folders.length + 1) * 4 + at * 5
+        skill.files.push("scripts/run.sh")
+        skill.stamps.push(...skill.stamps.slice(first, first + 5))
+        skill.digests += skill.digests.slice(at * 64, at * 64 + 64)
+      },
+      "leaving out the folders above a file": (skill: Recorded) => {
+        // references/ and references/deep/ go: a link put in place of either would not be seen.
+        const kept = skill.folders.flatMap((folder, index) =>
+          folder.startsWith("references") ? [] : [index],
+        )
+        const stamps = skill.stamps.slice(0, 4)
+        for (const index of kept) stamps.push(...skill.stamps.slice((index + 1) * 4, (index + 2) * 4))
+        stamps.push(...skill.stamps.slice((skill.folders.length + 1) * 4))
+        skill.folders = kept.map((index) => skill.folders[index] ?? "")
+        skill.stamps = stamps
+      },
+      "without SKILL.md": (skill: Recorded) => {
+        const at = skill.files.indexOf("SKILL.md")
+        const first = (skill.folders.length + 1) * 4 + at * 5
+        skill.files.splice(at, 1)
+        skill.stamps.splice(first, 5)
+        skill.digests = skill.digests.slice(0, at * 64) + skill.digests.slice(at * 64 + 64)
+      },
+    }).map(
+      ([label, change]) =>
+        [
+          `of a skill ${label}`,
+          (file: string) => {
+            const record = JSON.parse(nodeFs.readFileSync(file, "utf8"))
+            change(record.skills[0])
             nodeFs.writeFileSync(file, JSON.stringify(record))
           },
         ] as const,

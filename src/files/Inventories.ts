@@ -25,6 +25,7 @@ import { isInside, sameStamp } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import { MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { fileUriProblem } from "./Containment.js"
+import { MAX_LISTING_DEPTH } from "./Folders.js"
 import type { ManifestStore, StoredSkill } from "./ManifestStore.js"
 import type { WatchesOptions } from "./Watches.js"
 import { makeWatches } from "./Watches.js"
@@ -146,6 +147,33 @@ const listable = (relative: string) =>
   (/^[\w.-]+(?:\/[\w.-]+)*$/.test(relative) && relative !== MANIFEST_SEGMENT) ||
   fileUriProblem(relative) === undefined
 
+/** The folder a recorded path is in ("" for the skill folder), and how deep it is (in names). */
+const parentOf = (relative: string) => relative.slice(0, Math.max(0, relative.lastIndexOf("/")))
+const depthOf = (relative: string) => relative.split("/").length
+
+/**
+ * Whether a record has the shape a walk gives a kept inventory (a record of ours may still be
+ * corrupt): its skill folder's path plain; each folder and file once, each folder in the skill
+ * folder or one recorded before it, each file in a recorded folder (a folder left out would leave
+ * its changes unchecked); none deeper than a walk goes; SKILL.md among the files.
+ */
+const walkable = ({ base, folders, files }: StoredSkill): boolean => {
+  if (path.normalize(base) !== base || base.endsWith(path.sep)) return false
+  const known = new Set([""])
+  for (const folder of folders) {
+    if (known.has(folder) || !known.has(parentOf(folder)) || depthOf(folder) >= MAX_LISTING_DEPTH)
+      return false
+    known.add(folder)
+  }
+  const named = new Set<string>()
+  for (const file of files) {
+    if (named.has(file) || known.has(file) || !known.has(parentOf(file)) || depthOf(file) > MAX_LISTING_DEPTH)
+      return false
+    named.add(file)
+  }
+  return named.has(SKILL_FILE)
+}
+
 /** What a check of a kept inventory's stamps found. */
 type Check = "changed" | "holds" | "holds, with a file of several links"
 
@@ -229,7 +257,8 @@ export const makeInventories = (
   /**
    * Takes in what was recorded for a root, the first time one of its skills is looked at: each
    * skill below the root, within the limits, with names a URI reads back (as a kept inventory
-   * has), and not known here already. Kept as recorded (its stamps are checked when it is looked at).
+   * has), shaped as a walk shapes it (`walkable`), and not known here already. Kept as recorded
+   * (its stamps are checked when it is looked at).
    */
   const loadRoot = (rootReal: string) => {
     if (loadedRoots.has(rootReal)) return
@@ -239,7 +268,7 @@ export const makeInventories = (
       if (!isInside(rootReal, base) || base === rootReal || inventories.has(base)) continue
       if (files.length > limits.maxFiles) continue
       if (stamps.length !== (folders.length + 1) * FOLDER_FIELDS + files.length * FILE_FIELDS) continue
-      if (skill.digests.length !== files.length * 64) continue
+      if (skill.digests.length !== files.length * 64 || !walkable(skill)) continue
       const recorded = { digests: skill.digests, skillMdKey: skill.skillMdKey ?? undefined }
       const kept: KeptInventory = { rootReal, base, folders, files, stamps, recorded }
       let total = 0
@@ -262,6 +291,8 @@ export const makeInventories = (
     if (recorded === undefined) return
     kept.recorded = undefined
     for (const [index, file] of filesOf(kept).entries()) {
+      // One hashed since (of a nested skill, or the same file) is as new, or newer.
+      if (digests.has(file.real)) continue
       const digest = `${DIGEST_PREFIX}${recorded.digests.slice(index * 64, index * 64 + 64)}`
       const frontmatterKey = file.path === SKILL_FILE ? recorded.skillMdKey : undefined
       digests.set(file.real, { ...file.stamp, digest, frontmatterKey })

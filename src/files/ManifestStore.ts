@@ -28,9 +28,12 @@ const MAX_STORE_BYTES = 256 * 1024 * 1024
  */
 const PLAIN_PATH = /^(?!\.{1,2}(?:\/|$))[^/\\\0]+(?:\/(?!\.{1,2}(?:\/|$))[^/\\\0]+)*$/
 const DIGESTS_IN_HEX = /^(?:[0-9a-f]{64})*$/
+/** Half of a UTF-16 pair alone: JSON may carry one, no file name read from the disk does. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 const isPaths = (input: unknown): input is ReadonlyArray<string> =>
-  Array.isArray(input) && input.every((text) => typeof text === "string" && PLAIN_PATH.test(text))
+  Array.isArray(input) &&
+  input.every((text) => typeof text === "string" && PLAIN_PATH.test(text) && !LONE_SURROGATE.test(text))
 
 const isNumbers = (input: unknown): input is ReadonlyArray<number> =>
   Array.isArray(input) && input.every((n) => typeof n === "number" && Number.isFinite(n))
@@ -126,11 +129,17 @@ export const makeManifestStore = (
       )
       const info = fs.fstatSync(fd)
       if (!info.isFile() || !ours(info) || info.size > MAX_STORE_BYTES) return []
-      // Read whole at the size found (a record is replaced by a rename, never written in place; a
-      // short read fails to parse, as a corrupt file does), then decoded: 59 ms against 78 for
-      // readFileSync(fd, "utf8") with a record of 6.4 MB, in a fresh process.
+      // Read whole at the size found (a record is replaced by a rename, never written in place),
+      // then decoded: 59 ms against 78 for readFileSync(fd, "utf8") with a record of 6.4 MB, in a
+      // fresh process. Some file systems (FUSE, network) answer a large read in parts.
       const bytes = Buffer.allocUnsafe(info.size)
-      const text = bytes.toString("utf8", 0, fs.readSync(fd, bytes, 0, info.size, 0))
+      let length = 0
+      while (length < info.size) {
+        const read = fs.readSync(fd, bytes, length, info.size - length, length)
+        if (read === 0) break
+        length += read
+      }
+      const text = bytes.toString("utf8", 0, length)
       const decoded = decodeRoot(JSON.parse(text))
       if (Either.isLeft(decoded) || decoded.right.root !== rootReal) return []
       return decoded.right.skills
