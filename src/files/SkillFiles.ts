@@ -222,7 +222,9 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
           Effect.flatMap(resolveIn(fs, skill, SKILL_FILE, true), (at) => read(at)),
         ))
       const at = childPath(skill.dir, SKILL_FILE)
-      const text = Buffer.from(file.bytes).toString("utf8")
+      // Decoded through a view of the bytes read (Buffer.from of a Uint8Array would copy them first).
+      const { buffer, byteOffset, byteLength } = file.bytes
+      const text = Buffer.from(buffer, byteOffset, byteLength).toString("utf8")
       const parsed = yield* frontmatter.parse(at, text)
       const loaded: LoadedSkill = {
         name: parsed.fields.name,
