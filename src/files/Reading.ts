@@ -152,7 +152,8 @@ export const readResolved =
  * real path, which must be inside the root (as `resolveIn` requires). Undefined whenever that
  * cannot be shown (no kernel path: off Linux), or the read is anything but plain (a link, a
  * missing file, a folder, over the size limit): the caller then resolves the path first, which
- * says what is so. Two system calls fewer than resolving (two realpaths), and no waits.
+ * says what is so. No realpath (`realpath(3)` reads every component of a path: 9 calls for
+ * two paths four folders deep), and no waits.
  */
 export const readInFolderNow = (
   fs: FsShape,
