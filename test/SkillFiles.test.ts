@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
+import * as nodeFs from "node:fs"
 import { readdirSync, readlinkSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import { describe, expect, it, layer } from "@effect/vitest"
@@ -631,6 +632,59 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         expect(named.length).toBeGreaterThan(0)
         for (const folder of named) expect(isInside(real, folder), folder).toBe(true)
         expect(openDescriptors()).toBe(before)
+      }),
+  )
+})
+
+// Any skill's SKILL.md, once read, is answered from memory while one lstat of it finds the file
+// read (SkillFiles `loadSkill`), covered by watches or not: exactly as fresh as a read.
+describe("a SKILL.md read before", () => {
+  it.scoped(
+    "is served fresh on the very next call once edited in place, replaced, or its folder swapped for a link",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({
+          "skills/edited/SKILL.md": skillMd("edited", "PDF"),
+          "skills/replaced/SKILL.md": skillMd("replaced", "PDF"),
+          "skills/swapped/SKILL.md": skillMd("swapped", "PDF"),
+          "elsewhere/SKILL.md": skillMd("swapped", "Not the skill."),
+        })
+        // Only a file last changed over 2 s ago is remembered (Folders SETTLED_MS).
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2_100)))
+        let opened = 0
+        const files = yield* Effect.provide(
+          SkillFiles,
+          skillFilesOver(
+            nodeFsWith((node) => ({
+              ...node,
+              containedNow: {
+                ...node.containedNow,
+                openFile: (file, known) => {
+                  opened++
+                  return node.containedNow.openFile(file, known)
+                },
+              },
+            })),
+          ),
+        )
+        const skill = (id: string) => ({ id, dir: `${root}/skills/${id}`, rootReal: `${root}/skills` })
+        const description = (id: string) =>
+          Effect.map(Effect.either(files.loadSkill(skill(id))), (loaded) =>
+            loaded._tag === "Right" ? loaded.right.description : loaded.left._tag,
+          )
+        for (const id of ["edited", "replaced", "swapped"]) expect(yield* description(id)).toBe("PDF")
+        // Remembered: read again without opening the file, so what follows checks the memory.
+        const before = opened
+        for (const id of ["edited", "replaced", "swapped"]) expect(yield* description(id)).toBe("PDF")
+        expect(opened).toBe(before)
+        nodeFs.writeFileSync(`${root}/skills/edited/SKILL.md`, skillMd("edited", "FDP"))
+        nodeFs.writeFileSync(`${root}/new.md`, skillMd("replaced", "Portable documents, rewritten."))
+        nodeFs.renameSync(`${root}/new.md`, `${root}/skills/replaced/SKILL.md`)
+        nodeFs.renameSync(`${root}/skills/swapped`, `${root}/moved`)
+        nodeFs.symlinkSync(`${root}/elsewhere`, `${root}/skills/swapped`)
+        expect(yield* description("edited")).toBe("FDP")
+        expect(yield* description("replaced")).toBe("Portable documents, rewritten.")
+        expect(yield* description("swapped")).toBe("PathEscape")
       }),
   )
 })

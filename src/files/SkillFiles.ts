@@ -5,24 +5,25 @@
  * with what is kept of it in Inventories).
  * The file system is reached through the Fs service, SKILL.md's text parsed through Frontmatter.
  */
-import * as path from "node:path"
+import type { Stats } from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type { SkillError } from "../Errors.js"
 import { Fs } from "../platform/Fs.js"
 import type { Stamp } from "../platform/Paths.js"
-import { isInside, sameStamp, stampOf } from "../platform/Paths.js"
+import { childPath, isInside, sameStamp, stampOf } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import type { ParsedSkill } from "../skills/Frontmatter.js"
 import { Frontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { checkRelativePath, resolveIn } from "./Containment.js"
-import { folderOf, listFolder, makeFolderPages } from "./Folders.js"
+import { folderOf, listFolder, makeFolderPages, SETTLED_MS } from "./Folders.js"
 import { RecheckPace } from "./Inventories.js"
 import { makeManifestStore } from "./ManifestStore.js"
 import type { CoveredFile, IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
-import { fileReader, textOf } from "./Reading.js"
+import { fileReader, readInFolderNow, textOf } from "./Reading.js"
 
 /** SKILL.md as `loadSkill` gives it. */
 interface LoadedSkill {
@@ -37,17 +38,18 @@ interface LoadedSkill {
 const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
 
 /**
- * SKILL.md files of covered skills as `loadSkill` read and parsed them, by skill folder, each
- * with the stamp its skill's kept inventory has for it: answered while the skill is covered by
- * watches (Watches.ts), keeps that very stamp, and a stat of the file still finds it (so an edit
- * is seen on the next call, before its watch event is read), without reading the file. `drop`
- * is called as a skill's coverage ends (an event in its folders or above them, or the background
- * re-check finding a stamp changed). At most `maxBytes` of files, least recently used first out.
+ * SKILL.md files as `loadSkill` read and parsed them, by skill folder, each with the stamp of the
+ * file read (inside the skill, as every read is): answered again without reading while one lstat
+ * of the skill's SKILL.md path still finds that very stamp (an edit, a replacement, a folder
+ * swapped for a link: another stamp, read anew). Only a file last changed (ctime) over
+ * SETTLED_MS before it was read is kept: a later change then moves the change time, even where
+ * timestamps are coarse. `drop` is called as a covered skill's coverage ends (Watches.ts: likely
+ * edited, so its memory is let go at once). At most `maxBytes` of files, least recently used first out.
  */
 const makeSkillMdMemory = (maxBytes: number) => {
   const entries = new Map<
     string,
-    { readonly stamp: Stamp; readonly loaded: LoadedSkill; readonly size: number }
+    { readonly file: string; readonly stamp: Stamp; readonly loaded: LoadedSkill; readonly size: number }
   >()
   let total = 0
   const drop = (dir: string) => {
@@ -57,18 +59,22 @@ const makeSkillMdMemory = (maxBytes: number) => {
     total -= entry.size
   }
   return {
-    get: (dir: string, stamp: Stamp): LoadedSkill | undefined => {
+    /** The SKILL.md remembered for `dir`, when `lstat` of its path still finds the stamp kept. */
+    get: (dir: string, lstat: (file: string) => Stats | null): LoadedSkill | undefined => {
       const entry = entries.get(dir)
-      if (entry === undefined || entry.stamp !== stamp) return undefined
+      if (entry === undefined) return undefined
+      const now = lstat(entry.file)
+      if (now === null || !sameStamp(stampOf(now), entry.stamp)) return undefined
       // Most recently used last.
       entries.delete(dir)
       entries.set(dir, entry)
       return entry.loaded
     },
-    set: (dir: string, stamp: Stamp, loaded: LoadedSkill, size: number) => {
+    /** Remembers what was read of `dir`'s SKILL.md (`file`), opened with the stat `opened`. */
+    set: (dir: string, file: string, opened: Stats, loaded: LoadedSkill, size: number) => {
       drop(dir)
-      if (size > maxBytes) return
-      entries.set(dir, { stamp, loaded, size })
+      if (size > maxBytes || Date.now() - opened.ctimeMs <= SETTLED_MS) return
+      entries.set(dir, { file, stamp: stampOf(opened), loaded, size })
       total += size
       for (const [oldest] of entries) {
         if (total <= maxBytes) break
@@ -199,47 +205,45 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     })
 
     /**
-     * A skill's SKILL.md, read now: its current name, description and body. SKILL.md is text
-     * by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was indexed).
-     * A covered skill's is answered from memory while it stays covered (`skillMds`).
+     * A skill's SKILL.md, read now: by its path where the kernel's path of it proves it inside
+     * (Reading `readInFolderNow`: Linux), else as a covered file or resolved first (`readIn`).
+     * SKILL.md is text by contract: bytes that are not UTF-8 become U+FFFD (as they did when it
+     * was indexed).
      */
-    const loadSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
-      const keptStamp = manifests.coveredStamp(skill, SKILL_FILE)
-      const remembered = keptStamp === undefined ? undefined : skillMds.get(skill.dir, keptStamp)
-      // Only while the file is still as kept, by one stat: an edit whose watch event is not read
-      // yet is served as edited (a skill folder swapped for a link leads to another file: no).
-      if (remembered !== undefined) {
-        const now = fs.sync.lstat(path.join(skill.dir, SKILL_FILE))
-        if (now !== null && keptStamp !== undefined && sameStamp(stampOf(now), keptStamp)) return remembered
-      }
-      // Resolved and read with synchronous calls: a SKILL.md is small, and read on every call.
+    const readSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
       const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>
         readFileNow(skill, resolved, SKILL_FILE, found)
-      const { content: file, opened } = yield* readIn(
-        skill,
-        SKILL_FILE,
-        read,
-        Effect.flatMap(resolveIn(fs, skill, SKILL_FILE, true), (at) => read(at)),
-      )
-      const text = Buffer.from(file.bytes).toString("utf8")
-      const parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
+      const { content: file, opened } =
+        readInFolderNow(fs, maxFileBytes, skill, SKILL_FILE) ??
+        (yield* readIn(
+          skill,
+          SKILL_FILE,
+          read,
+          Effect.flatMap(resolveIn(fs, skill, SKILL_FILE, true), (at) => read(at)),
+        ))
+      const at = childPath(skill.dir, SKILL_FILE)
+      // Decoded through a view of the bytes read (Buffer.from of a Uint8Array would copy them first).
+      const { buffer, byteOffset, byteLength } = file.bytes
+      const text = Buffer.from(buffer, byteOffset, byteLength).toString("utf8")
+      const parsed = yield* frontmatter.parse(at, text)
       const loaded: LoadedSkill = {
         name: parsed.fields.name,
         description: parsed.fields.description,
         body: parsed.body.replace(/^(?:[ \t]*\r?\n)+/, ""),
         frontmatter: parsed,
       }
-      // Remembered only when the bytes read are the file kept, and the skill is still covered
-      // with that very stamp (no event since: see `skillMds`).
-      if (
-        keptStamp !== undefined &&
-        sameStamp(stampOf(opened), keptStamp) &&
-        manifests.coveredStamp(skill, SKILL_FILE) === keptStamp
-      ) {
-        skillMds.set(skill.dir, keptStamp, loaded, file.bytes.length)
-      }
+      skillMds.set(skill.dir, at, opened, loaded, file.bytes.length)
       return loaded
     })
+
+    /**
+     * A skill's SKILL.md: its current name, description and body. One remembered since
+     * (`skillMds`) is answered after one lstat, with no span (the lookup is the whole call).
+     */
+    const loadSkill = (skill: SkillRef): Effect.Effect<LoadedSkill, SkillError> => {
+      const remembered = skillMds.get(skill.dir, fs.sync.lstat)
+      return remembered === undefined ? readSkill(skill) : Effect.succeed(remembered)
+    }
 
     /** Every file of a skill with size and digest, and SKILL.md's frontmatter (Manifests.ts). */
     const manifest = Effect.fn("SkillFiles.manifest")(function* (skill: SkillRef & Partial<IndexedSkillMd>) {

@@ -194,6 +194,13 @@ export interface ContainedCalls {
   readonly closeLater: (fd: number) => void
 }
 
+/** `ContainedCalls` whose calls answer at once (no promise): `containedNow`'s. */
+export type SyncContainedCalls = {
+  readonly [K in keyof ContainedCalls]: ContainedCalls[K] extends (...args: infer A) => Io<infer R>
+    ? (...args: A) => R
+    : ContainedCalls[K]
+}
+
 /** A call of either port as a promise: what it throws synchronously becomes its rejection. */
 export const attempt = <A>(call: () => Io<A>): Promise<A> => {
   try {
@@ -261,7 +268,7 @@ const describeNow = (fd: number) => ({ info: fs.fstatSync(fd), opened: onLinux ?
  * The same calls, synchronous: for loops over a skill's files where the work per call is a system
  * call or two, less than a wait for the thread pool costs (manifests, src/files/Manifests.ts).
  */
-const containedCallsNow: ContainedCalls = {
+const containedCallsNow: SyncContainedCalls = {
   openFile: (file, known) => {
     const fd = fs.openSync(file, READ_NOFOLLOW)
     try {
@@ -302,7 +309,7 @@ export interface FsShape {
   readonly async: FsPort
   readonly contained: ContainedCalls
   /** `contained`, synchronous. */
-  readonly containedNow: ContainedCalls
+  readonly containedNow: SyncContainedCalls
 }
 
 export class Fs extends Context.Tag("skills-mcp/Fs")<Fs, FsShape>() {
