@@ -505,14 +505,6 @@ export const makeManifests = (
     keptManifest,
     keptManifests,
     coveredFile,
-    /**
-     * The stamp kept for a file of a skill covered by watches, touching no disk; the same object
-     * while the skill stays covered and its inventory kept (a new walk keeps new stamps).
-     */
-    coveredStamp: (skill: SkillRef, relative: string): Stamp | undefined => {
-      const kept = inventories.covered(skill.rootReal, skill.dir)
-      return kept === undefined ? undefined : keptFile(kept, relative)?.stamp
-    },
     /** Calls `listener` with each skill folder whose coverage ends (Watches.ts `whenReleased`). */
     whenReleased: inventories.whenReleased,
     publicationProblem,
