@@ -640,7 +640,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 // read (SkillFiles `loadSkill`), covered by watches or not: exactly as fresh as a read.
 describe("a SKILL.md read before", () => {
   it.scoped(
-    "is served fresh on the very next call once edited in place, replaced, or its folder swapped for a link",
+    "is served fresh on the very next call once edited in place, replaced, or its folder swapped for a link; one of several links is read each time",
     () =>
       Effect.gen(function* () {
         const root = yield* tempTree({
@@ -648,7 +648,10 @@ describe("a SKILL.md read before", () => {
           "skills/replaced/SKILL.md": skillMd("replaced", "PDF"),
           "skills/swapped/SKILL.md": skillMd("swapped", "PDF"),
           "elsewhere/SKILL.md": skillMd("swapped", "Not the skill."),
+          "skills/linked/SKILL.md": skillMd("linked", "PDF"),
         })
+        // A write through another link would change it under the same path: never remembered.
+        nodeFs.linkSync(`${root}/skills/linked/SKILL.md`, `${root}/linked-elsewhere.md`)
         // Only a file last changed over 2 s ago is remembered (Folders SETTLED_MS).
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2_100)))
         let opened = 0
@@ -677,6 +680,10 @@ describe("a SKILL.md read before", () => {
         const before = opened
         for (const id of ["edited", "replaced", "swapped"]) expect(yield* description(id)).toBe("PDF")
         expect(opened).toBe(before)
+        for (const round of [1, 2]) {
+          expect(yield* description("linked")).toBe("PDF")
+          expect(opened).toBe(before + round)
+        }
         nodeFs.writeFileSync(`${root}/skills/edited/SKILL.md`, skillMd("edited", "FDP"))
         nodeFs.writeFileSync(`${root}/new.md`, skillMd("replaced", "Portable documents, rewritten."))
         nodeFs.renameSync(`${root}/new.md`, `${root}/skills/replaced/SKILL.md`)

@@ -20,7 +20,7 @@ import {
 import type { FsPort, FsShape, SyncFsPort } from "../platform/Fs.js"
 import { describeIoError, errorCode } from "../platform/Fs.js"
 import type { Stamp } from "../platform/Paths.js"
-import { childPath, isInside, sameStamp, stampOf } from "../platform/Paths.js"
+import { sameStamp, stampOf } from "../platform/Paths.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { openedInside } from "./Containment.js"
 import { mimeTypeOf } from "./MimeTypes.js"
@@ -144,55 +144,6 @@ export const readResolved =
       throw asSkillError(skill, relative)(error)
     }
   }
-
-/**
- * A file directly in the skill folder (`name`: SKILL.md), read by its path with synchronous calls
- * and no path resolved first: opened without following a final link, it is the `name` entry of
- * whatever folder the skill's path leads to now, so the kernel's path of it names that folder's
- * real path, which must be inside the root (as `resolveIn` requires). Undefined whenever that
- * cannot be shown (no kernel path: off Linux), or the read is anything but plain (a link, a
- * missing file, a folder, over the size limit): the caller then resolves the path first, which
- * says what is so. No realpath (`realpath(3)` reads every component of a path: 9 calls for
- * two paths four folders deep), and no waits.
- */
-export const readInFolderNow = (
-  fs: FsShape,
-  maxFileBytes: number,
-  skill: SkillRef,
-  name: string,
-): { readonly content: FileContent; readonly opened: Stats } | undefined => {
-  const file = childPath(skill.dir, name)
-  let fd: number
-  let info: Stats
-  let opened: string | null
-  try {
-    ;({ fd, info, opened } = fs.containedNow.openFile(file))
-  } catch {
-    return undefined
-  }
-  try {
-    const folder = opened === null ? "" : opened.slice(0, -name.length - 1)
-    const plain =
-      opened !== null &&
-      opened === childPath(folder, name) &&
-      isInside(skill.rootReal, folder) &&
-      info.isFile() &&
-      info.size <= maxFileBytes
-    if (!plain) return undefined
-    const buffer = Buffer.alloc(info.size + 1)
-    let length = 0
-    for (let bytesRead = -1; bytesRead !== 0 && length < buffer.length; length += bytesRead) {
-      bytesRead = fs.sync.read(fd, buffer, length, buffer.length - length, length)
-    }
-    // Grown past its stat's size since: read the usual way, which checks the limit.
-    if (length > info.size) return undefined
-    return { content: { path: name, size: length, bytes: buffer.subarray(0, length) }, opened: info }
-  } catch {
-    return undefined
-  } finally {
-    fs.containedNow.closeLater(fd)
-  }
-}
 
 /** `readResolved` as an effect. */
 export const fileReader = (fs: FsShape, maxFileBytes: number, now = false) => {

@@ -6,6 +6,7 @@
  * The file system is reached through the Fs service, SKILL.md's text parsed through Frontmatter.
  */
 import type { Stats } from "node:fs"
+import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { SkillError } from "../Errors.js"
@@ -23,7 +24,8 @@ import { RecheckPace } from "./Inventories.js"
 import { makeManifestStore } from "./ManifestStore.js"
 import type { CoveredFile, IndexedSkillMd } from "./Manifests.js"
 import { makeManifests } from "./Manifests.js"
-import { fileReader, readInFolderNow, textOf } from "./Reading.js"
+import { fileReader, textOf } from "./Reading.js"
+import { seesEveryChange } from "./Watches.js"
 
 /** SKILL.md as `loadSkill` gives it. */
 interface LoadedSkill {
@@ -43,7 +45,9 @@ const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
  * of the skill's SKILL.md path still finds that very stamp (an edit, a replacement, a folder
  * swapped for a link: another stamp, read anew). Only a file last changed (ctime) over
  * SETTLED_MS before it was read is kept: a later change then moves the change time, even where
- * timestamps are coarse. `drop` is called as a covered skill's coverage ends (Watches.ts: likely
+ * timestamps are coarse. Only a file of one link, on a file system where every change goes through
+ * this kernel (Watches `seesEveryChange`), is kept: elsewhere (NFS, FUSE, SMB) a stat may be
+ * answered from a cache of the file's attributes, and a change made on another machine missed. `drop` is called as a covered skill's coverage ends (Watches.ts: likely
  * edited, so its memory is let go at once). At most `maxBytes` of files, least recently used first out.
  */
 const makeSkillMdMemory = (maxBytes: number) => {
@@ -73,7 +77,8 @@ const makeSkillMdMemory = (maxBytes: number) => {
     /** Remembers what was read of `dir`'s SKILL.md (`file`), opened with the stat `opened`. */
     set: (dir: string, file: string, opened: Stats, loaded: LoadedSkill, size: number) => {
       drop(dir)
-      if (size > maxBytes || Date.now() - opened.ctimeMs <= SETTLED_MS) return
+      if (size > maxBytes || Date.now() - opened.ctimeMs <= SETTLED_MS || opened.nlink !== 1) return
+      if (!seesEveryChange(path.dirname(file))) return
       entries.set(dir, { file, stamp: stampOf(opened), loaded, size })
       total += size
       for (const [oldest] of entries) {
@@ -205,22 +210,19 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     })
 
     /**
-     * A skill's SKILL.md, read now: by its path where the kernel's path of it proves it inside
-     * (Reading `readInFolderNow`: Linux), else as a covered file or resolved first (`readIn`).
-     * SKILL.md is text by contract: bytes that are not UTF-8 become U+FFFD (as they did when it
-     * was indexed).
+     * A skill's SKILL.md, read now: as a covered file, else resolved first (`readIn`). SKILL.md
+     * is text by contract: bytes that are not UTF-8 become U+FFFD (as they did when it was
+     * indexed).
      */
     const readSkill = Effect.fn("SkillFiles.loadSkill")(function* (skill: SkillRef) {
       const read = (resolved: ResolvedPath, found?: CoveredFile["found"]) =>
         readFileNow(skill, resolved, SKILL_FILE, found)
-      const { content: file, opened } =
-        readInFolderNow(fs, maxFileBytes, skill, SKILL_FILE) ??
-        (yield* readIn(
-          skill,
-          SKILL_FILE,
-          read,
-          Effect.flatMap(resolveIn(fs, skill, SKILL_FILE, true), (at) => read(at)),
-        ))
+      const { content: file, opened } = yield* readIn(
+        skill,
+        SKILL_FILE,
+        read,
+        Effect.flatMap(resolveIn(fs, skill, SKILL_FILE, true), (at) => read(at)),
+      )
       const at = childPath(skill.dir, SKILL_FILE)
       // Decoded through a view of the bytes read (Buffer.from of a Uint8Array would copy them first).
       const { buffer, byteOffset, byteLength } = file.bytes
@@ -240,10 +242,11 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      * A skill's SKILL.md: its current name, description and body. One remembered since
      * (`skillMds`) is answered after one lstat, with no span (the lookup is the whole call).
      */
-    const loadSkill = (skill: SkillRef): Effect.Effect<LoadedSkill, SkillError> => {
-      const remembered = skillMds.get(skill.dir, fs.sync.lstat)
-      return remembered === undefined ? readSkill(skill) : Effect.succeed(remembered)
-    }
+    const loadSkill = (skill: SkillRef): Effect.Effect<LoadedSkill, SkillError> =>
+      Effect.suspend(() => {
+        const remembered = skillMds.get(skill.dir, fs.sync.lstat)
+        return remembered === undefined ? readSkill(skill) : Effect.succeed(remembered)
+      })
 
     /** Every file of a skill with size and digest, and SKILL.md's frontmatter (Manifests.ts). */
     const manifest = Effect.fn("SkillFiles.manifest")(function* (skill: SkillRef & Partial<IndexedSkillMd>) {

@@ -81,6 +81,14 @@ const fileSystemType = (dir: string): number | undefined => {
   }
 }
 
+const isReliable = (type: number | undefined): boolean => type !== undefined && RELIABLE_TYPES.has(type)
+
+/**
+ * Whether every change to what is in the folder `dir` goes through this kernel (a local disk or
+ * memory file system: RELIABLE_TYPES), so that its watches, and its stats, see each one.
+ */
+export const seesEveryChange = (dir: string): boolean => isReliable(fileSystemType(dir))
+
 /** A watch of `dir` that reports each event's name (null: the watch itself broke), or the error that refused it. */
 const open = (
   dir: string,
@@ -108,10 +116,7 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
   const on = enabled && process.platform === "linux"
   const typeOf = options.typeOf ?? fileSystemType
   /** Whether watches of the folder `dir` see every change to it (see RELIABLE_TYPES). */
-  const reliableEvents = (dir: string): boolean => {
-    const type = typeOf(dir)
-    return type !== undefined && RELIABLE_TYPES.has(type)
-  }
+  const reliableEvents = (dir: string): boolean => isReliable(typeOf(dir))
   /** The watches of each watched skill's own folders, by skill folder. */
   const own = new Map<string, Array<FSWatcher>>()
   const above = new Map<string, Above>()
