@@ -11,11 +11,11 @@ import { idFilter } from "../src/Access.js"
 import type { AuditRecord } from "../src/AuditLog.js"
 import { AuditLog } from "../src/AuditLog.js"
 import { Catalog } from "../src/catalog/Catalog.js"
-import type { Skill } from "../src/catalog/Snapshot.js"
 import { makeSnapshot } from "../src/catalog/Snapshot.js"
 import { viewFor } from "../src/catalog/Views.js"
 import { makeServer } from "../src/mcp/Server.js"
 import { servicesFor } from "./support/layers.js"
+import { fakeSkill } from "./support/skills.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
 // Per-caller catalogs (issue 33): over HTTP with --auth, a caller sees only the skills its policy
@@ -262,20 +262,7 @@ describe("a caller's catalog (over HTTP with --auth)", () => {
 })
 
 describe("a caller's view", () => {
-  const skillOf = (id: string, description: string): Skill => ({
-    id,
-    name: id,
-    description,
-    dir: `/skills/${id}`,
-    file: `/skills/${id}/SKILL.md`,
-    root: "/skills",
-    rootReal: "/skills",
-    rootIndex: 0,
-    segments: [id],
-    fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1 },
-    frontmatter: { raw: { name: id, description }, fields: { name: id, description }, endLine: 3 },
-    diagnostics: [],
-  })
+  const skillOf = fakeSkill
 
   it("counts its own versions: a change to a skill the caller may not see is no change of its view", () => {
     const view = viewFor(alice)

@@ -7,10 +7,10 @@ import type { Ranking } from "../src/catalog/Ranking.js"
 import type { Searchable } from "../src/catalog/Search.js"
 import { makeSearchIndex } from "../src/catalog/Search.js"
 import { makeSearching } from "../src/catalog/Searching.js"
-import type { Skill } from "../src/catalog/Snapshot.js"
 import { makeSnapshot } from "../src/catalog/Snapshot.js"
 import { MAX_PAUSE_WAIT_MS, makeCalls } from "../src/platform/EventLoop.js"
 import { servicesFor } from "./support/layers.js"
+import { fakeSkill } from "./support/skills.js"
 import { skillMd, tempTree } from "./support/tree.js"
 
 const skill = (id: string, description: string, name = id): Searchable => ({ id, name, description })
@@ -527,13 +527,16 @@ describe("search ranking", () => {
   })
 })
 
+/** Two skills, only one of whose bodies speaks of a zebra. */
+const zebraTree = () => ({
+  "alpha/SKILL.md": skillMd("alpha", "First skill.", "# Alpha\n\nUse a zebra.\n"),
+  "beta/SKILL.md": skillMd("beta", "Second skill.", "# Beta\n\nNo stripes.\n"),
+})
+
 describe("searching while bodies are read", () => {
   it.scoped("answers from what is indexed, saying so, and follows an edited body", () =>
     Effect.gen(function* () {
-      const root = yield* tempTree({
-        "alpha/SKILL.md": skillMd("alpha", "First skill.", "# Alpha\n\nUse a zebra.\n"),
-        "beta/SKILL.md": skillMd("beta", "Second skill.", "# Beta\n\nNo stripes.\n"),
-      })
+      const root = yield* tempTree(zebraTree())
       yield* Effect.gen(function* () {
         const catalog = yield* Catalog
         const snapshot = yield* catalog.peek
@@ -572,29 +575,10 @@ describe("searching while bodies are read", () => {
   )
 })
 
-/** A skill of no folder (for indexes of thousands made without a tree). */
-const fakeSkill = (id: string, description: string): Skill => ({
-  id,
-  name: id,
-  description,
-  dir: `/skills/${id}`,
-  file: `/skills/${id}/SKILL.md`,
-  root: "/skills",
-  rootReal: "/skills",
-  rootIndex: 0,
-  segments: [id],
-  fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1 },
-  frontmatter: { raw: { name: id, description }, fields: { name: id, description }, endLine: 3 },
-  diagnostics: [],
-})
-
 describe("indexing while calls are answered", () => {
   it.scopedLive("reads bodies once calls pause, and a step at a time under calls that never pause", () =>
     Effect.gen(function* () {
-      const root = yield* tempTree({
-        "alpha/SKILL.md": skillMd("alpha", "First skill.", "# Alpha\n\nUse a zebra.\n"),
-        "beta/SKILL.md": skillMd("beta", "Second skill.", "# Beta\n\nNo stripes.\n"),
-      })
+      const root = yield* tempTree(zebraTree())
       yield* Effect.gen(function* () {
         const catalog = yield* Catalog
         const calls = makeCalls()
