@@ -579,7 +579,7 @@ describe("manifests kept between runs", () => {
 
   // What was recorded answers only as a whole: a SKILL.md whose recorded frontmatter no longer
   // matches the catalog's is read again, and from then on the skill answers without a wait
-  // (keptManifest), with the other files' digests as recorded.
+  // (keptManifests), with the other files' digests as recorded.
   it.scoped(
     "answer without a wait once a SKILL.md whose recorded frontmatter is not the catalog's is read again",
     () =>
@@ -594,7 +594,10 @@ describe("manifests kept between runs", () => {
         record.skills[0].skillMdKey = "0".repeat(64)
         nodeFs.writeFileSync(recorded(), JSON.stringify(record))
         const [first, kept] = yield* inFresh((service) =>
-          Effect.map(service.manifest(skill), (manifest) => [manifest, service.keptManifest(skill)] as const),
+          Effect.map(
+            service.manifest(skill),
+            (manifest) => [manifest, service.keptManifests([skill])[0]] as const,
+          ),
         )
         expect(guideDigest(first)).toBe(FORGED)
         expect(first.frontmatter).toBe(skill.frontmatter)

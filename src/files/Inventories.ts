@@ -372,14 +372,10 @@ export const makeInventories = (
       if (info.mtimeMs !== stamps[at + 2] || info.ctimeMs !== stamps[at + 3]) return "changed"
     }
     let links = 1
-    for (const relative of files) {
-      const info = fs.sync.lstat(realOf(base, relative))
-      if (info === null || !info.isFile()) return "changed"
-      if (info.dev !== stamps[at] || info.ino !== stamps[at + 1] || info.size !== stamps[at + 2])
-        return "changed"
-      if (info.mtimeMs !== stamps[at + 3] || info.ctimeMs !== stamps[at + 4]) return "changed"
+    for (let index = 0; index < files.length; index++) {
+      const info = fs.sync.lstat(realOf(base, files[index] ?? ""))
+      if (info === null || !info.isFile() || !isKeptStamp(kept, index, info)) return "changed"
       if (info.nlink > links) links = info.nlink
-      at += FILE_FIELDS
     }
     return links > 1 ? "holds, with a file of several links" : "holds"
   }
@@ -558,8 +554,6 @@ export const makeInventories = (
     watchFolder: (base: string, dir: string): boolean => watches.folder(base, dir),
     /** A file of the skill was found other than its kept stamp says: no longer covered. */
     unsure: (base: string) => watches.release(base),
-    /** Calls `listener` with each skill folder whose coverage ends (Watches.ts `whenReleased`). */
-    whenReleased: watches.whenReleased,
     /**
      * The inventory kept for `base`, without checking it against the disk: for the call whose
      * walk (or `held`) has just found it. The root's record is read first, the first time.

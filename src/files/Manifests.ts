@@ -325,21 +325,13 @@ export const makeManifests = (
       : skillBaseNow(fs, skill)
 
   /**
-   * A skill's manifest made without a wait, when it can be: its inventory is kept and holds,
-   * every digest is known and SKILL.md's is the catalog's version of it (`knownEntry`). The same
+   * Each skill's manifest made without a wait, when it can be: its inventory is kept and holds,
+   * every digest is known and SKILL.md's is the catalog's version of it (`knownEntry`); the same
    * object while all of that stays so. Undefined otherwise (`manifest` then walks, reads and
-   * reports problems).
-   */
-  const keptManifest = (skill: SkillRef & Partial<IndexedSkillMd>): Manifest | undefined => {
-    const kept = heldInventory(skill)
-    return kept === undefined ? undefined : manifestOfKept(skill, kept)
-  }
-
-  /**
-   * `keptManifest` of each skill of a page: every kept inventory is checked first, then the
-   * manifests are made. A page's stats then come one after the other, with no other work between
-   * them to push what the kernel just used out of the processor's caches (a fresh process's first
-   * sync makes tens of thousands: a third less time in them, in a benchmark of plain stats).
+   * reports problems). Every kept inventory of the page is checked first, then the manifests are
+   * made: a page's stats then come one after the other, with no other work between them to push
+   * what the kernel just used out of the processor's caches (a fresh process's first sync makes
+   * tens of thousands: a third less time in them, in a benchmark of plain stats).
    */
   const keptManifests = (
     skills: ReadonlyArray<SkillRef & Partial<IndexedSkillMd>>,
@@ -351,7 +343,7 @@ export const makeManifests = (
     })
   }
 
-  /** The inventory kept for an indexed skill, while it holds (see `keptManifest`). */
+  /** The inventory kept for an indexed skill, while it holds (see `keptManifests`). */
   const heldInventory = (skill: SkillRef & Partial<IndexedSkillMd>): KeptInventory | undefined => {
     if (skill.fingerprint === undefined || skill.frontmatter === undefined) return undefined
     // Covered by watches: no look at the disk at all (Watches.ts).
@@ -371,7 +363,7 @@ export const makeManifests = (
       : inventories.held(skill.rootReal, base)
   }
 
-  /** The manifest of a kept inventory, when every digest is known (see `keptManifest`). */
+  /** The manifest of a kept inventory, when every digest is known (see `keptManifests`). */
   const manifestOfKept = (
     skill: SkillRef & Partial<IndexedSkillMd>,
     kept: KeptInventory,
@@ -502,11 +494,8 @@ export const makeManifests = (
 
   return {
     manifest,
-    keptManifest,
     keptManifests,
     coveredFile,
-    /** Calls `listener` with each skill folder whose coverage ends (Watches.ts `whenReleased`). */
-    whenReleased: inventories.whenReleased,
     publicationProblem,
     // What is kept of skills' files, and its record (Inventories.ts).
     close: inventories.close,

@@ -47,8 +47,8 @@ const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
  * SETTLED_MS before it was read is kept: a later change then moves the change time, even where
  * timestamps are coarse. Only a file of one link, on a file system where every change goes through
  * this kernel (Watches `seesEveryChange`), is kept: elsewhere (NFS, FUSE, SMB) a stat may be
- * answered from a cache of the file's attributes, and a change made on another machine missed. `drop` is called as a covered skill's coverage ends (Watches.ts: likely
- * edited, so its memory is let go at once). At most `maxBytes` of files, least recently used first out.
+ * answered from a cache of the file's attributes, and a change made on another machine missed.
+ * At most `maxBytes` of files, least recently used first out.
  */
 const makeSkillMdMemory = (maxBytes: number) => {
   const entries = new Map<
@@ -86,7 +86,6 @@ const makeSkillMdMemory = (maxBytes: number) => {
         drop(oldest)
       }
     },
-    drop,
   } as const
 }
 
@@ -108,7 +107,6 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     // What the cache folder does not have yet is written as the server stops; watches closed.
     yield* Effect.addFinalizer(() => Effect.sync(manifests.close))
     const skillMds = makeSkillMdMemory(MAX_REMEMBERED_SKILL_MD_BYTES)
-    manifests.whenReleased(skillMds.drop)
     /**
      * The file `requested` names in a skill whose kept inventory watches cover, resolved at once
      * (Manifests `coveredFile`: one stat, no realpath); undefined otherwise.
@@ -268,9 +266,10 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
       readEntry,
       loadSkill,
       manifest,
-      /** A skill's manifest when it needs no wait (kept and unchanged), else undefined (Manifests.ts). */
-      keptManifest: manifests.keptManifest,
-      /** `keptManifest` of each skill of a page, their stamps checked first (Manifests.ts). */
+      /**
+       * Each skill's manifest when it needs no wait (kept and unchanged), else undefined; a page's
+       * stamps checked first (Manifests.ts).
+       */
       keptManifests: manifests.keptManifests,
       /**
        * The catalog's watcher could not watch every folder: kept skills' watches are closed and

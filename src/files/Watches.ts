@@ -131,8 +131,6 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
    * (`yieldRoom`): none are made any more.
    */
   let exhausted = false
-  /** Told of each skill folder whose coverage ends (what was kept of it while covered is dropped). */
-  const onRelease: Array<(base: string) => void> = []
 
   /**
    * A watch of `dir` within the budget; undefined when over it (then `refused`), or refused by
@@ -158,7 +156,7 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
 
   /** Ends a skill folder's coverage and closes its watches (those above once no skill needs them). */
   const release = (base: string) => {
-    if (covered.delete(base)) for (const listener of onRelease) listener(base)
+    covered.delete(base)
     const watchers = own.get(base)
     if (watchers === undefined) return
     own.delete(base)
@@ -184,6 +182,11 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
     release(base)
     refused = overBudget
     return false
+  }
+
+  /** Closes every watch (releasing every skill). */
+  const closeAll = () => {
+    for (const base of [...own.keys()]) release(base)
   }
 
   /** An event in a folder above skill folders: those below the name it names are released. */
@@ -248,7 +251,7 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
      */
     yieldRoom: () => {
       exhausted = true
-      for (const base of [...own.keys()]) release(base)
+      closeAll()
     },
     /** How many watches are open (own and above). */
     open: (): number => held,
@@ -257,18 +260,12 @@ export const makeWatches = (enabled: boolean, options: WatchesOptions = {}) => {
       if (own.has(base)) covered.add(base)
     },
     release,
-    /** Calls `listener` with each skill folder whose coverage ends, as it ends. */
-    whenReleased: (listener: (base: string) => void) => {
-      onRelease.push(listener)
-    },
     /** Whether a kept skill folder is unchanged since its stamps last held (see the top of this file). */
     covered: (base: string): boolean => covered.has(base),
     /** The covered skill folders (for the background re-check). */
     coveredNow: (): ReadonlySet<string> => covered,
     /** Closes every watch. */
-    close: () => {
-      for (const base of [...own.keys()]) release(base)
-    },
+    close: closeAll,
   } as const
 }
 

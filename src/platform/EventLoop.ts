@@ -4,8 +4,9 @@
  * - `sliced` yields to Node's event loop every few milliseconds of a long loop: `Effect.yieldNow`
  *   gives way to other fibers only (it resumes on a microtask), so a request that arrived, or a
  *   file watcher's events, would wait for the whole loop;
- * - `whenCallsPause` holds work that can wait (indexing SKILL.md bodies) until calls pause: a
- *   host syncing the whole catalog, or an agent's burst of calls, is answered first.
+ * - `whenCallsPause` holds work that can wait (the search index's build and its SKILL.md bodies,
+ *   the check of folders newly watched) until calls pause: a host syncing the whole catalog, or an
+ *   agent's burst of calls, is answered first.
  */
 import * as Effect from "effect/Effect"
 
