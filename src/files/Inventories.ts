@@ -16,16 +16,23 @@
  * the user's cache folder (ManifestStore.ts), so a fresh process checks stamps instead of
  * walking and hashing again.
  */
-import * as path from "node:path"
 import * as Context from "effect/Context"
 import { SLICE_MS } from "../platform/EventLoop.js"
 import type { FsShape } from "../platform/Fs.js"
-import type { Fingerprint, Stamp } from "../platform/Paths.js"
+import type { Stamp } from "../platform/Paths.js"
 import { isInside, sameStamp } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
-import { MANIFEST_SEGMENT } from "../skills/Uris.js"
-import { fileUriProblem } from "./Containment.js"
-import { MAX_LISTING_DEPTH } from "./Folders.js"
+import type { KeptInventory } from "./KeptInventory.js"
+import {
+  FILE_FIELDS,
+  FOLDER_FIELDS,
+  fileAt,
+  isKeptStamp,
+  keptSize,
+  listable,
+  realOf,
+  walkable,
+} from "./KeptInventory.js"
 import type { ManifestStore, StoredSkill } from "./ManifestStore.js"
 import type { WatchesOptions } from "./Watches.js"
 import { makeWatches } from "./Watches.js"
@@ -42,58 +49,6 @@ export interface FoundFolder {
   readonly path: string
   readonly stamp: Stamp
 }
-
-/**
- * A skill's inventory kept between calls (see the top of this file), in the form it is recorded
- * in (ManifestStore.ts): paths and numbers, no object per file, so that a fresh process takes in
- * thousands of recorded skills, and checks their stamps, without making one.
- */
-export interface KeptInventory {
-  readonly rootReal: string
-  /** The skill folder's real path. */
-  readonly base: string
-  /** The folders below the skill folder, `/`-separated, each after the folder that holds it. */
-  readonly folders: ReadonlyArray<string>
-  /** The files, `/`-separated, in path order. */
-  readonly files: ReadonlyArray<string>
-  /**
-   * The stamps the walk found: dev, ino, mtimeMs and ctimeMs of the skill folder, then of each
-   * folder (FOLDER_FIELDS each); then dev, ino, size, mtimeMs and ctimeMs of each file (FILE_FIELDS).
-   */
-  readonly stamps: ReadonlyArray<number>
-  /**
-   * What a record (ManifestStore.ts) gave with the inventory: every file's SHA-256 in hex, one
-   * after the other, and the key of SKILL.md's frontmatter; digests of these very stamps.
-   */
-  recorded: { readonly digests: string; readonly skillMdKey: string | undefined } | undefined
-}
-
-const FOLDER_FIELDS = 4
-const FILE_FIELDS = 5
-
-/** Where a kept file's stamp begins in `stamps`. */
-const fileAt = (kept: KeptInventory, index: number) =>
-  (kept.folders.length + 1) * FOLDER_FIELDS + index * FILE_FIELDS
-
-/** A kept file's size. */
-export const keptSize = (kept: KeptInventory, index: number): number =>
-  kept.stamps[fileAt(kept, index) + 2] ?? 0
-
-/** Whether a fingerprint is a kept file's (`index`). */
-export const keptFingerprintIs = (kept: KeptInventory, index: number, fingerprint: Fingerprint): boolean => {
-  const at = fileAt(kept, index)
-  const { stamps } = kept
-  return (
-    fingerprint.dev === stamps[at] &&
-    fingerprint.ino === stamps[at + 1] &&
-    fingerprint.size === stamps[at + 2] &&
-    fingerprint.mtimeMs === stamps[at + 3]
-  )
-}
-
-/** Whether a stamp is a kept file's (`index`). */
-const isKeptStamp = (kept: KeptInventory, index: number, stamp: Stamp) =>
-  keptFingerprintIs(kept, index, stamp) && stamp.ctimeMs === kept.stamps[fileAt(kept, index) + 4]
 
 export const DIGEST_PREFIX = "sha256:"
 
@@ -134,45 +89,6 @@ export class RecheckPace extends Context.Reference<RecheckPace>()("skills-mcp/Re
     perTick: 250,
   }),
 }) {}
-
-/** A path below a real folder, given `/`-separated (as recorded), without `path.join`'s pass. */
-const realOf = (base: string, relative: string) =>
-  `${base}${path.sep}${path.sep === "/" ? relative : relative.replaceAll("/", path.sep)}`
-
-/**
- * Whether a recorded path may be listed (see `fileUriProblem`); names of letters, digits, `.`,
- * `_` and `-` always may (a record is checked path by path: thousands of them).
- */
-const listable = (relative: string) =>
-  (/^[\w.-]+(?:\/[\w.-]+)*$/.test(relative) && relative !== MANIFEST_SEGMENT) ||
-  fileUriProblem(relative) === undefined
-
-/** The folder a recorded path is in ("" for the skill folder), and how deep it is (in names). */
-const parentOf = (relative: string) => relative.slice(0, Math.max(0, relative.lastIndexOf("/")))
-const depthOf = (relative: string) => relative.split("/").length
-
-/**
- * Whether a record has the shape a walk gives a kept inventory (a record of ours may still be
- * corrupt): its skill folder's path plain; each folder and file once, each folder in the skill
- * folder or one recorded before it, each file in a recorded folder (a folder left out would leave
- * its changes unchecked); none deeper than a walk goes; SKILL.md among the files.
- */
-const walkable = ({ base, folders, files }: StoredSkill): boolean => {
-  if (path.normalize(base) !== base || base.endsWith(path.sep)) return false
-  const known = new Set([""])
-  for (const folder of folders) {
-    if (known.has(folder) || !known.has(parentOf(folder)) || depthOf(folder) >= MAX_LISTING_DEPTH)
-      return false
-    known.add(folder)
-  }
-  const named = new Set<string>()
-  for (const file of files) {
-    if (named.has(file) || known.has(file) || !known.has(parentOf(file)) || depthOf(file) > MAX_LISTING_DEPTH)
-      return false
-    named.add(file)
-  }
-  return named.has(SKILL_FILE)
-}
 
 /** What a check of a kept inventory's stamps found. */
 type Check = "changed" | "holds" | "holds, with a file of several links"
