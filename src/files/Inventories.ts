@@ -29,6 +29,7 @@ import {
   fileAt,
   isKeptStamp,
   keptSize,
+  keptStamp,
   listable,
   realOf,
   walkable,
@@ -259,12 +260,11 @@ export const makeInventories = (
   const filesOf = (kept: KeptInventory): ReadonlyArray<FoundFile> => {
     let found = foundFiles.get(kept)
     if (found === undefined) {
-      const { base, stamps } = kept
-      found = kept.files.map((relative, index) => {
-        const at = fileAt(kept, index)
-        const [dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] = stamps.slice(at, at + FILE_FIELDS)
-        return { path: relative, real: realOf(base, relative), stamp: { dev, ino, size, mtimeMs, ctimeMs } }
-      })
+      found = kept.files.map((relative, index) => ({
+        path: relative,
+        real: realOf(kept.base, relative),
+        stamp: keptStamp(kept, index),
+      }))
       foundFiles.set(kept, found)
     }
     return found

@@ -4,7 +4,7 @@
  * it, and what a record (ManifestStore.ts) must look like to be taken in as one. No state here.
  */
 import * as path from "node:path"
-import type { Fingerprint, Stamp } from "../platform/Paths.js"
+import type { Stamp } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import { MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { fileUriProblem } from "./Containment.js"
@@ -48,21 +48,25 @@ export const fileAt = (kept: KeptInventory, index: number) =>
 export const keptSize = (kept: KeptInventory, index: number): number =>
   kept.stamps[fileAt(kept, index) + 2] ?? 0
 
-/** Whether a fingerprint is a kept file's (`index`). */
-export const keptFingerprintIs = (kept: KeptInventory, index: number, fingerprint: Fingerprint): boolean => {
+/** A kept file's stamp (`index`), as an object: for the one file a call compares in full. */
+export const keptStamp = (kept: KeptInventory, index: number): Stamp => {
+  const at = fileAt(kept, index)
+  const [dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] = kept.stamps.slice(at, at + FILE_FIELDS)
+  return { dev, ino, size, mtimeMs, ctimeMs }
+}
+
+/** Whether a stamp is a kept file's (`index`), compared number by number (no object made). */
+export const isKeptStamp = (kept: KeptInventory, index: number, stamp: Stamp): boolean => {
   const at = fileAt(kept, index)
   const { stamps } = kept
   return (
-    fingerprint.dev === stamps[at] &&
-    fingerprint.ino === stamps[at + 1] &&
-    fingerprint.size === stamps[at + 2] &&
-    fingerprint.mtimeMs === stamps[at + 3]
+    stamp.dev === stamps[at] &&
+    stamp.ino === stamps[at + 1] &&
+    stamp.size === stamps[at + 2] &&
+    stamp.mtimeMs === stamps[at + 3] &&
+    stamp.ctimeMs === stamps[at + 4]
   )
 }
-
-/** Whether a stamp is a kept file's (`index`). */
-export const isKeptStamp = (kept: KeptInventory, index: number, stamp: Stamp) =>
-  keptFingerprintIs(kept, index, stamp) && stamp.ctimeMs === kept.stamps[fileAt(kept, index) + 4]
 
 /** A path below a real folder, given `/`-separated (as recorded), without `path.join`'s pass. */
 export const realOf = (base: string, relative: string) =>

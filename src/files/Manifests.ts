@@ -24,7 +24,7 @@ import { MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
 import type { FoundFile, FoundFolder, RecheckPace } from "./Inventories.js"
 import { DIGEST_PREFIX, makeInventories } from "./Inventories.js"
 import type { KeptInventory } from "./KeptInventory.js"
-import { keptFingerprintIs, keptSize } from "./KeptInventory.js"
+import { keptSize, keptStamp } from "./KeptInventory.js"
 import type { ManifestStore } from "./ManifestStore.js"
 import { fileReader, isSkillError, readResolved } from "./Reading.js"
 
@@ -385,8 +385,7 @@ export const makeManifests = (
       // SKILL.md as the catalog indexed it (see `knownEntry`).
       if (
         relative === SKILL_FILE &&
-        (inventories.keptFrontmatterKey(kept, index) !== frontmatterKey(indexed.frontmatter) ||
-          !keptFingerprintIs(kept, index, indexed.fingerprint))
+        !sameAsIndexed(indexed, inventories.keptFrontmatterKey(kept, index), keptStamp(kept, index))
       )
         return undefined
       files.push({ path: relative, size: keptSize(kept, index), digest })
