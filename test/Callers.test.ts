@@ -262,17 +262,15 @@ describe("a caller's catalog (over HTTP with --auth)", () => {
 })
 
 describe("a caller's view", () => {
-  const skillOf = fakeSkill
-
   it("counts its own versions: a change to a skill the caller may not see is no change of its view", () => {
     const view = viewFor(alice)
     if (view === undefined) return expect.fail("alice sees only some skills")
-    const pdf = skillOf("pdf", "PDF.")
-    const first = view.of(makeSnapshot({ skills: [pdf, skillOf("secret-plan", "One.")], version: 7 }))
+    const pdf = fakeSkill("pdf", "PDF.")
+    const first = view.of(makeSnapshot({ skills: [pdf, fakeSkill("secret-plan", "One.")], version: 7 }))
     expect(first.skills.map((skill) => skill.id)).toEqual(["pdf"])
-    const hiddenEdit = view.of(makeSnapshot({ skills: [pdf, skillOf("secret-plan", "Two.")], version: 8 }))
+    const hiddenEdit = view.of(makeSnapshot({ skills: [pdf, fakeSkill("secret-plan", "Two.")], version: 8 }))
     expect(hiddenEdit.version).toBe(first.version)
-    const shownEdit = view.of(makeSnapshot({ skills: [skillOf("pdf", "PDF, edited.")], version: 9 }))
+    const shownEdit = view.of(makeSnapshot({ skills: [fakeSkill("pdf", "PDF, edited.")], version: 9 }))
     expect(shownEdit.version).toBe(first.version + 1)
   })
 })

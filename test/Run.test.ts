@@ -52,7 +52,6 @@ describe("the MCP boundary (Run)", () => {
       )
       expect(quietInside).toEqual([0, 0])
       // Both ended: the calls are quiet again.
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
       expect(calls.quietFor()).toBeGreaterThan(0)
     }),
   )
