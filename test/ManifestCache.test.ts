@@ -184,11 +184,16 @@ describe.each([
       yield* service.manifest(skill)
       yield* Effect.promise(async () => {
         await fs.cp(skillFolder, `${root}/copy`, { recursive: true, preserveTimestamps: true })
+        // One file more, so that the listing shows when the copy is what is served.
+        await fs.writeFile(`${root}/copy/references/extra.md`, "extra")
         await fs.rm(skillFolder, { recursive: true })
         await fs.rename(`${root}/copy`, skillFolder)
       })
-      const listed = Effect.map(service.manifest(skill), (manifest) => manifest.files.length)
-      yield* watch ? eventually(Effect.filterOrFail(listed, (count) => count === 4)) : listed
+      const copied = Effect.filterOrFail(
+        Effect.map(service.manifest(skill), (manifest) => manifest.files.length),
+        (count) => count === 5,
+      )
+      yield* watch ? eventually(copied) : copied
       // Now kept (and with the watcher, covered) again: an edit is seen.
       yield* service.manifest(skill)
       yield* Effect.promise(() => fs.writeFile(`${skillFolder}/references/guide.md`, "GUIDE"))
@@ -310,10 +315,9 @@ describe("SKILL.md of a covered skill", () => {
   ])("is served fresh on the very next call once %s", ([, change, description]) =>
     Effect.gen(function* () {
       const { root, skill, service } = yield* settledPdf(true)
-      // Kept, then covered in the background once its stamps held; read twice (remembered).
+      // Kept, and covered by the watches its walk made; read twice (remembered).
       yield* service.manifest(skill)
       yield* service.manifest(skill)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
       expect((yield* service.loadSkill(skill)).description).toBe("PDF")
       expect((yield* service.loadSkill(skill)).description).toBe("PDF")
       const loaded = yield* Effect.either(
@@ -352,7 +356,7 @@ describe("manifests kept between runs", () => {
       const [name = ""] = nodeFs.readdirSync(cache).filter((file) => file.endsWith(".json"))
       return `${cache}/${name}`
     }
-    return { root, cache, run, recorded }
+    return { root, cache, skill, run, recorded }
   })
 
   /** Replaces the recorded digest of references/guide.md with a made-up one. */
@@ -538,10 +542,9 @@ describe("manifests kept between runs", () => {
     ],
   ])("show %s between runs", ([, change]) =>
     Effect.gen(function* () {
-      const { root, run } = yield* setup
+      const { root, skill, run } = yield* setup
       yield* run
-      yield* Effect.promise(() => change(`${root}/skills/pdf`, root))
-      const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
+      yield* Effect.promise(() => change(skill.dir, root))
       const walked = yield* Effect.provide(
         Effect.flatMap(SkillFiles, (service) => service.manifest(skill)),
         skillFiles(),
@@ -614,14 +617,18 @@ describe("manifests kept between runs", () => {
     "taken in by a fresh process with the watcher are covered, and an edit is then seen",
     () =>
       Effect.gen(function* () {
-        const { root, cache, run } = yield* setup
+        const { root, cache, skill, run } = yield* setup
         yield* run
-        const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
         const service = yield* Effect.provide(SkillFiles, skillFiles(cache, true))
         expect(guideDigest(yield* service.manifest(skill))).toBe(sha("guide"))
-        // Covered once calls pause (Inventories `coverSome`): then only the watches see a change.
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
-        yield* Effect.promise(() => fs.writeFile(`${root}/skills/pdf/references/guide.md`, "GUIDE"))
+        // Covered once calls pause (Inventories `coverSome`, 100 ms): then only the watches see a
+        // change, so a call in the same turn as an edit still answers as before it.
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1_000)))
+        const sameTurn = yield* Effect.suspend(() => {
+          nodeFs.writeFileSync(`${root}/skills/pdf/references/guide.md`, "GUIDE")
+          return service.manifest(skill)
+        })
+        expect(guideDigest(sameTurn)).toBe(sha("guide"))
         yield* eventually(
           Effect.map(service.manifest(skill), (manifest) => expect(guideDigest(manifest)).toBe(sha("GUIDE"))),
         )
@@ -667,15 +674,18 @@ describe.runIf(process.platform === "linux")("the background re-check of covered
         for (let index = 0; index < count; index++) yield* service.manifest(skillOf(index))
         const last = skillOf(count - 1)
         const guide = `${last.dir}/references/guide.md`
-        yield* Effect.promise(async () => {
-          await fs.link(guide, `${root}/guide-link.md`)
-          await fs.writeFile(`${root}/guide-link.md`, "GUIDE")
+        const digestOfGuide = (manifest: Manifest) =>
+          manifest.files.find((file) => file.path === "references/guide.md")?.digest
+        // Covered (walked with its watches): a call in the same turn as the write answers as before.
+        const sameTurn = yield* Effect.suspend(() => {
+          nodeFs.linkSync(guide, `${root}/guide-link.md`)
+          nodeFs.writeFileSync(`${root}/guide-link.md`, "GUIDE")
+          return service.manifest(last)
         })
+        expect(digestOfGuide(sameTurn)).toBe(sha("guide 599"))
         yield* eventually(
           Effect.map(service.manifest(last), (manifest) =>
-            expect(manifest.files.find((file) => file.path === "references/guide.md")?.digest).toBe(
-              sha("GUIDE"),
-            ),
+            expect(digestOfGuide(manifest)).toBe(sha("GUIDE")),
           ),
         )
       }),
