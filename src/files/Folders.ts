@@ -9,12 +9,17 @@
  * (`/proc/self/fd/N`), which stays that very folder whatever happens to the path; its subfolders
  * are opened through it. Elsewhere folders are read by path (docs/SECURITY.md, "Swaps").
  * Links are resolved, and kept only when they lead inside the skill.
+ *
+ * Folders are read with synchronous calls (Fs `containedNow`), one entry after the other: a
+ * system call or two per entry costs less than a wait for the thread pool, and one walk serves
+ * manifests and listings alike. A read examines at most MAX_LISTING entries (a listing) or a
+ * skill's files (a manifest, Manifests.ts), and a page at most its page size.
  */
 import type { Stats } from "node:fs"
 import * as Effect from "effect/Effect"
 import { FileNotFound, InvalidArgument, SkillUnreadable } from "../Errors.js"
-import type { ContainedCalls, FsPort, FsShape, SyncFsPort } from "../platform/Fs.js"
-import { attempt, describeIoError, errorCode, mapLimit } from "../platform/Fs.js"
+import type { FsShape } from "../platform/Fs.js"
+import { describeIoError, errorCode } from "../platform/Fs.js"
 import type { Fingerprint } from "../platform/Paths.js"
 import { childPath, fingerprintOf, isInside, sameFingerprint } from "../platform/Paths.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
@@ -76,85 +81,78 @@ const skipOr =
     throw fail(describeIoError(error))
   }
 
+/** `call`'s answer; `skipped` when it fails with an error in SKIPPED_CODES; else it throws `fail`'s. */
+const orSkipped = <A>(call: () => A, skipped: A, fail: (reason: string) => SkillUnreadable): A => {
+  try {
+    return call()
+  } catch (error) {
+    return skipOr(skipped, fail)(error)
+  }
+}
+
 /**
  * Runs `use` on the real folder `real` opened for reading (Fs `openFolder`), then closes it. A
  * folder gone, moved, replaced by a link or not readable gives `empty`; one that cannot be opened
  * now (out of descriptors, an I/O error) fails rather than be left out.
  */
-const inFolder = async <A>(
-  calls: Calls,
+const inFolder = <A>(
+  fs: FsShape,
   folder: { readonly real: string; readonly within?: string | undefined },
   fail: (reason: string) => SkillUnreadable,
   empty: A,
-  use: (at: string) => Promise<A>,
-): Promise<A> => {
-  const open = await attempt(() => calls.contained.openFolder(folder.real, folder.within)).catch(
-    skipOr(null, fail),
-  )
+  use: (at: string) => A,
+): A => {
+  const open = orSkipped(() => fs.containedNow.openFolder(folder.real, folder.within), null, fail)
   if (open === null) return empty
   try {
-    return await use(open.at)
+    return use(open.at)
   } finally {
     open.close()
   }
 }
 
 /** The folder's names, sorted; none when it is gone or not readable. */
-const sortedNames = (calls: Calls, at: string, fail: (reason: string) => SkillUnreadable) =>
-  attempt(() => calls.contained.readdir(at)).then((names) => names.sort(), skipOr([], fail))
+const sortedNames = (fs: FsShape, at: string, fail: (reason: string) => SkillUnreadable) =>
+  orSkipped(() => fs.containedNow.readdir(at).sort(), [], fail)
 
 /**
  * The given names of one real folder of the skill (reached through `at`), examined: links
  * resolved, and any that leave the skill (or dangle) left out, as is anything but files and
  * folders. A link whose target cannot be looked at now fails with `fail`.
  */
-const examine = async (
-  calls: Calls,
+const examine = (
+  fs: FsShape,
   base: string,
   real: string,
   at: string,
   names: ReadonlyArray<string>,
   fail: (reason: string) => SkillUnreadable,
-) => {
-  const entries = await mapLimit(names, calls.concurrency, async (name): Promise<FolderEntry | null> => {
+): Array<FolderEntry> => {
+  const entries: Array<FolderEntry> = []
+  for (const name of names) {
     let target = childPath(real, name)
-    let info = await calls.port.lstat(childPath(at, name))
+    let info = fs.sync.lstat(childPath(at, name))
     if (info?.isSymbolicLink() === true) {
-      const resolved = await calls.port.realpath(target)
-      if (resolved === null || !isInside(base, resolved)) return null
+      const resolved = fs.sync.realpath(target)
+      if (resolved === null || !isInside(base, resolved)) continue
       // Stat'ed through a descriptor of the target whose kernel path must still be inside: a
       // folder on the way swapped for a link since it was resolved would stat something elsewhere.
-      const named = await attempt(() => calls.contained.statNamed(resolved)).catch(skipOr(null, fail))
+      const named = orSkipped(() => fs.containedNow.statNamed(resolved), null, fail)
       info = named !== null && openedInside(base, named.opened) ? named.info : null
       target = resolved
     }
-    if (info?.isDirectory() === true) return { name, real: target, type: "directory", info }
-    if (info?.isFile() === true) return { name, real: target, type: "file", info }
-    return null
-  })
-  return entries.filter((entry): entry is FolderEntry => entry !== null)
+    if (info?.isDirectory() === true) entries.push({ name, real: target, type: "directory", info })
+    else if (info?.isFile() === true) entries.push({ name, real: target, type: "file", info })
+  }
+  return entries
 }
-
-/** The calls a read of folders makes: the asynchronous port's, or the synchronous one's. */
-interface Calls {
-  readonly port: FsPort | SyncFsPort
-  readonly contained: ContainedCalls
-  /** Entries examined at once. */
-  readonly concurrency: number
-}
-
-const callsOf = (fs: FsShape, now: boolean): Calls =>
-  now
-    ? { port: fs.sync, contained: fs.containedNow, concurrency: 1 }
-    : { port: fs.async, contained: fs.contained, concurrency: 16 }
 
 /**
- * A read written with plain promises, as one effect (not an effect per folder or entry). A
- * `SkillUnreadable` it rejects with is the failure; any other rejection is a defect. Once
- * started it runs to its end, and closes what it opened, even when its request is cancelled.
+ * A read of folders as one effect (not an effect per folder or entry). A `SkillUnreadable` it
+ * throws is the failure; anything else it throws is a defect.
  */
-const folderRead = <A>(read: () => Promise<A>): Effect.Effect<A, SkillUnreadable> =>
-  Effect.tryPromise({ try: read, catch: (error) => error }).pipe(
+const folderRead = <A>(read: () => A): Effect.Effect<A, SkillUnreadable> =>
+  Effect.try({ try: read, catch: (error) => error }).pipe(
     Effect.catchAll((error) => (error instanceof SkillUnreadable ? Effect.fail(error) : Effect.die(error))),
   )
 
@@ -162,8 +160,7 @@ const folderRead = <A>(read: () => Promise<A>): Effect.Effect<A, SkillUnreadable
  * Walks the real folder `start` of the skill (`base` its real folder, `relative` its path in
  * it) depth-first in name order, calling `visit` for each entry with its `/`-separated path;
  * stops when `visit` answers false. Each real folder is read once. Answers whether every entry
- * was visited (false: `visit` stopped it, or folders nest deeper than MAX_LISTING_DEPTH). With
- * `now`, its calls are synchronous (one entry at a time; see Fs `containedNow`).
+ * was visited (false: `visit` stopped it, or folders nest deeper than MAX_LISTING_DEPTH).
  */
 export const walk = (
   fs: FsShape,
@@ -172,19 +169,17 @@ export const walk = (
   start: string,
   relative: string,
   visit: (entry: FolderEntry, path: string) => boolean,
-  now = false,
 ): Effect.Effect<boolean, SkillUnreadable> =>
-  folderRead(async () => {
-    const calls = callsOf(fs, now)
+  folderRead(() => {
     const visited = new Set<string>([start])
     let tooDeep = false
-    const go = async (folder: string, prefix: string, depth: number, within?: string): Promise<boolean> => {
+    const go = (folder: string, prefix: string, depth: number, within?: string): boolean => {
       const fail = unreadable(skill, prefix)
-      return inFolder(calls, { real: folder, within }, fail, true, async (at) => {
-        const names = await sortedNames(calls, at, fail)
+      return inFolder(fs, { real: folder, within }, fail, true, (at) => {
+        const names = sortedNames(fs, at, fail)
         for (let from = 0; from < names.length; from += WALK_PAGE) {
           const page = names.slice(from, from + WALK_PAGE)
-          for (const entry of await examine(calls, base, folder, at, page, fail)) {
+          for (const entry of examine(fs, base, folder, at, page, fail)) {
             const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`
             if (!visit(entry, path)) return false
             if (entry.type !== "directory" || visited.has(entry.real)) continue
@@ -195,14 +190,13 @@ export const walk = (
             visited.add(entry.real)
             // A folder found here (not through a link) is opened through this one.
             const plain = entry.real === childPath(folder, entry.name) && at !== folder
-            if (!(await go(entry.real, path, depth + 1, plain ? childPath(at, entry.name) : undefined)))
-              return false
+            if (!go(entry.real, path, depth + 1, plain ? childPath(at, entry.name) : undefined)) return false
           }
         }
         return true
       })
     }
-    const finished = await go(start, relative, 0)
+    const finished = go(start, relative, 0)
     return finished && !tooDeep
   })
 
@@ -256,29 +250,28 @@ export const makeFolderPages = (fs: FsShape) => {
     kept.set(real, settled ? { fingerprint: fingerprintOf(info), names } : { fingerprint: null, names: [] })
   }
 
-  const calls = callsOf(fs, false)
-  const namesIn = async (real: string, at: string, fail: (reason: string) => SkillUnreadable) => {
+  const namesIn = (real: string, at: string, fail: (reason: string) => SkillUnreadable) => {
     const known = kept.get(real)
     let info: Stats | null = null
     if (known !== undefined) {
-      info = await fs.async.stat(at)
+      info = fs.sync.stat(at)
       if (info === null) return []
       if (known.fingerprint !== null && sameFingerprint(known.fingerprint, fingerprintOf(info)))
         return known.names
     }
-    const names = await sortedNames(calls, at, fail)
+    const names = sortedNames(fs, at, fail)
     keep(real, info, names)
     return names
   }
 
   return (skill: SkillRef, folder: ResolvedPath, offset: number, limit: number) =>
-    folderRead(async () => {
+    folderRead(() => {
       const fail = unreadable(skill, folder.relative)
       const prefix = folder.relative === "" ? "" : `${folder.relative}/`
-      return inFolder(calls, folder, fail, { entries: [], more: false }, async (at) => {
-        const names = await namesIn(folder.real, at, fail)
+      return inFolder(fs, folder, fail, { entries: [], more: false }, (at) => {
+        const names = namesIn(folder.real, at, fail)
         const page = names.slice(offset, offset + limit)
-        const entries = await examine(calls, folder.base, folder.real, at, page, fail)
+        const entries = examine(fs, folder.base, folder.real, at, page, fail)
         return {
           entries: entries.map((entry) => listingEntry(`${prefix}${entry.name}`, entry)),
           more: offset + limit < names.length,

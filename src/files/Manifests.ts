@@ -198,7 +198,6 @@ export const makeManifests = (
           else files.push({ path: entryPath, real: entry.real, stamp: stampOf(entry.info) })
           return problem === undefined
         },
-        true,
       )
       if (problem === undefined && !complete)
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`

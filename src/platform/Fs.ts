@@ -7,9 +7,9 @@
  *   round trip costs more than the call (manifests, their checks, a SKILL.md's load);
  * - `async`: every later refresh's (the event loop stays free for requests). In both, a failed
  *   lookup (readdir, lstat, stat, realpath) answers null; open, read and close throw;
- * - `contained`: what containment needs (opens with O_NOFOLLOW, the kernel's path of what
- *   was opened); its calls reject on failure, for reads whose failures matter; `containedNow`
- *   the same, synchronous (they throw).
+ * - `contained`: opening a file inside a skill (O_NOFOLLOW, the kernel's path of what was
+ *   opened); it rejects on failure, for reads whose failures matter; `containedNow` the same,
+ *   synchronous (it throws), with the calls folders are read with (src/files/Folders.ts).
  *
  * Loops over thousands of files are plain async functions over these, not an Effect per file:
  * per-file fibers cost more than the system calls they wrap.
@@ -160,20 +160,27 @@ export interface OpenFolder {
 }
 
 /**
- * The calls that keep reads inside a skill (src/files/), with Node's and Linux's specifics. On
- * Linux a descriptor's kernel path is read at `/proc/self/fd/N`, and an open folder's entries are
- * reached through that path, which stays the very folder opened whatever happens to its name.
- * The calls fail by throwing (synchronous port) or rejecting (asynchronous port): read them
- * through `attempt`.
+ * Opening a file inside a skill to read it, on either port (`contained`, `containedNow`): with
+ * what fstat says of it and the kernel's path of it (null where it cannot say: no /proc). When
+ * `known` says the opened file is one already known (its stat is that of a file found inside the
+ * skill), its path is not read, and `opened` is null. The open never follows a final link, never
+ * waits for a FIFO and never takes a terminal (READ_NOFOLLOW). It fails by throwing (synchronous
+ * port) or rejecting (asynchronous port).
  */
 export interface ContainedCalls {
-  /**
-   * Opens a file to read it (READ_NOFOLLOW: no final link, no FIFO wait, no terminal), with what
-   * fstat says of it and the kernel's path of it (null where it cannot say: no /proc). When
-   * `known` says the opened file is one already known (its stat is that of a file found inside
-   * the skill), its path is not read, and `opened` is null.
-   */
   readonly openFile: (file: string, known?: (info: Stats) => boolean) => Io<OpenFile>
+  /** Closes a descriptor (in the background on the asynchronous port: it has nothing to report). */
+  readonly closeLater: (fd: number) => void
+}
+
+/**
+ * The calls that keep reads inside a skill (src/files/), with Node's and Linux's specifics,
+ * synchronous (they throw). On Linux a descriptor's kernel path is read at `/proc/self/fd/N`, and
+ * an open folder's entries are reached through that path, which stays the very folder opened
+ * whatever happens to its name. Folders are read with these only (src/files/Folders.ts).
+ */
+export interface SyncContainedCalls extends ContainedCalls {
+  readonly openFile: (file: string, known?: (info: Stats) => boolean) => OpenFile
   /**
    * Opens the real folder `real`, never through a final link. On Linux it is read through its
    * descriptor, and the kernel's path of what was opened must be `real`: null when it is not
@@ -181,33 +188,15 @@ export interface ContainedCalls {
    * when the parent was opened so: only the last name is then looked up, and the kernel's path
    * need not be checked. Elsewhere, and without /proc, it is read by its path.
    */
-  readonly openFolder: (real: string, within?: string) => Io<OpenFolder | null>
+  readonly openFolder: (real: string, within?: string) => OpenFolder | null
   /** The names in a folder (reached through `at`, see `openFolder`). */
-  readonly readdir: (at: string) => Io<Array<string>>
+  readonly readdir: (at: string) => Array<string>
   /**
    * What `target` names, without following a final link or opening it for reading (a device is
    * never opened), and the kernel's path of it (Linux's O_PATH); elsewhere a stat by path, with
    * `opened` null.
    */
-  readonly statNamed: (target: string) => Io<{ readonly info: Stats; readonly opened: string | null }>
-  /** Closes a descriptor (in the background on the asynchronous port: it has nothing to report). */
-  readonly closeLater: (fd: number) => void
-}
-
-/** `ContainedCalls` whose calls answer at once (no promise): `containedNow`'s. */
-export type SyncContainedCalls = {
-  readonly [K in keyof ContainedCalls]: ContainedCalls[K] extends (...args: infer A) => Io<infer R>
-    ? (...args: A) => R
-    : ContainedCalls[K]
-}
-
-/** A call of either port as a promise: what it throws synchronously becomes its rejection. */
-export const attempt = <A>(call: () => Io<A>): Promise<A> => {
-  try {
-    return Promise.resolve(call())
-  } catch (error) {
-    return Promise.reject(error)
-  }
+  readonly statNamed: (target: string) => { readonly info: Stats; readonly opened: string | null }
 }
 
 const onLinux = process.platform === "linux"
@@ -234,28 +223,6 @@ const containedCalls: ContainedCalls = {
     } catch (error) {
       closeLater(fd)
       throw error
-    }
-  },
-  openFolder: async (real, within) => {
-    const byPath = { at: real, close: () => undefined }
-    if (!onLinux) return byPath
-    const fd = await fsCalls.open(within ?? real, READ_FOLDER)
-    const open = { at: `/proc/self/fd/${fd}`, close: () => closeLater(fd) }
-    if (within !== undefined) return open
-    const opened = await openedPath(fd)
-    if (opened === real) return open
-    closeLater(fd)
-    // A removed folder's path ends with " (deleted)".
-    return opened === null ? byPath : null
-  },
-  readdir: (at) => fsCalls.readdir(at),
-  statNamed: async (target) => {
-    if (!onLinux) return { info: await fsCalls.stat(target), opened: null }
-    const fd = await fsCalls.open(target, O_PATH | fs.constants.O_NOFOLLOW)
-    try {
-      return await describe(fd)
-    } finally {
-      closeLater(fd)
     }
   },
   closeLater,
@@ -289,6 +256,7 @@ const containedCallsNow: SyncContainedCalls = {
     const opened = openedPathNow(fd)
     if (opened === real) return open
     fs.closeSync(fd)
+    // A removed folder's path ends with " (deleted)".
     return opened === null ? byPath : null
   },
   readdir: (at) => fs.readdirSync(at),
@@ -308,7 +276,7 @@ export interface FsShape {
   readonly sync: SyncFsPort
   readonly async: FsPort
   readonly contained: ContainedCalls
-  /** `contained`, synchronous. */
+  /** `contained`, synchronous, with the calls folders are read with. */
   readonly containedNow: SyncContainedCalls
 }
 
