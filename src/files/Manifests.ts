@@ -59,6 +59,13 @@ export interface IndexedSkillMd {
   readonly frontmatter: ParsedFrontmatter
 }
 
+/**
+ * How long a skill folder's parent is taken to have the real path it was found to have
+ * (`realParent`), and how many parents are remembered at most.
+ */
+const PARENT_REAL_MS = 100
+const MAX_PARENTS = 1_024
+
 /** Folders are opened with their kernel path checked only on Linux (Folders.ts). */
 const onLinux = process.platform === "linux"
 
@@ -165,40 +172,33 @@ export const makeManifests = (
         folders.push({ path: "", stamp: stampOf(top) })
         keep = top.isDirectory() && walkedAt - top.mtimeMs > SETTLED_MS
       }
-      const complete = yield* walk(
-        fs,
-        skill,
-        base,
-        base,
-        "",
-        (entry, entryPath) => {
-          // Found through a link (its real path is not where its name is): walked every time.
-          if (entry.real !== path.join(base, ...entryPath.split("/"))) keep = false
-          else if (walkedAt - entry.info.mtimeMs <= SETTLED_MS) keep = false
-          // On another file system (a mount inside the skill): its changes may reach no watch.
-          if (entry.info.dev !== top?.dev) watched = false
-          if (entry.type === "directory") {
-            folders.push({ path: entryPath, stamp: stampOf(entry.info) })
-            // Watched before the walk reads it (it is read once `visit` returns).
-            if (keep && watched) watched = inventories.watchFolder(base, entry.real)
-            return true
-          }
-          if (entry.info.nlink > 1) severalLinks = true
-          const uriProblem = fileUriProblem(entryPath)
-          if (uriProblem !== undefined) {
-            unservable.push({ path: entryPath, reason: uriProblem })
-            return true
-          }
-          total += entry.info.size
-          if (files.length >= MAX_SKILL_FILES) problem = `it has more than ${MAX_SKILL_FILES} files`
-          else if (entry.info.size > maxFileBytes) {
-            problem = `'${entryPath}' is ${entry.info.size} bytes, over the ${maxFileBytes}-byte file limit (--max-file-bytes)`
-          } else if (total > MAX_SKILL_BYTES)
-            problem = `its files add up to more than ${MAX_SKILL_BYTES} bytes (16 MiB)`
-          else files.push({ path: entryPath, real: entry.real, stamp: stampOf(entry.info) })
-          return problem === undefined
-        },
-      )
+      const complete = yield* walk(fs, skill, base, base, "", (entry, entryPath) => {
+        // Found through a link (its real path is not where its name is): walked every time.
+        if (entry.real !== path.join(base, ...entryPath.split("/"))) keep = false
+        else if (walkedAt - entry.info.mtimeMs <= SETTLED_MS) keep = false
+        // On another file system (a mount inside the skill): its changes may reach no watch.
+        if (entry.info.dev !== top?.dev) watched = false
+        if (entry.type === "directory") {
+          folders.push({ path: entryPath, stamp: stampOf(entry.info) })
+          // Watched before the walk reads it (it is read once `visit` returns).
+          if (keep && watched) watched = inventories.watchFolder(base, entry.real)
+          return true
+        }
+        if (entry.info.nlink > 1) severalLinks = true
+        const uriProblem = fileUriProblem(entryPath)
+        if (uriProblem !== undefined) {
+          unservable.push({ path: entryPath, reason: uriProblem })
+          return true
+        }
+        total += entry.info.size
+        if (files.length >= MAX_SKILL_FILES) problem = `it has more than ${MAX_SKILL_FILES} files`
+        else if (entry.info.size > maxFileBytes) {
+          problem = `'${entryPath}' is ${entry.info.size} bytes, over the ${maxFileBytes}-byte file limit (--max-file-bytes)`
+        } else if (total > MAX_SKILL_BYTES)
+          problem = `its files add up to more than ${MAX_SKILL_BYTES} bytes (16 MiB)`
+        else files.push({ path: entryPath, real: entry.real, stamp: stampOf(entry.info) })
+        return problem === undefined
+      })
       if (problem === undefined && !complete)
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`
       if (unservable.length === 0) withheld.delete(skill.dir)
@@ -290,21 +290,18 @@ export const makeManifests = (
       return entries
     })
 
-  /** Real paths of skills' parent folders, as resolved in the current turn (one page of skills). */
-  let parentsNow: Map<string, string | null> | undefined
+  /**
+   * Real paths of skills' parent folders, each as resolved at most PARENT_REAL_MS ago: the skills
+   * of a page (and of the next pages of a sync) share one realpath of their folder, not one each.
+   */
+  const parents = new Map<string, { readonly real: string | null; readonly at: number }>()
   const realParent = (dir: string): string | null => {
-    if (parentsNow === undefined) {
-      const resolved = new Map<string, string | null>()
-      parentsNow = resolved
-      queueMicrotask(() => {
-        if (parentsNow === resolved) parentsNow = undefined
-      })
-    }
-    let real = parentsNow.get(dir)
-    if (real === undefined) {
-      real = fs.sync.realpath(dir)
-      parentsNow.set(dir, real)
-    }
+    const now = performance.now()
+    const known = parents.get(dir)
+    if (known !== undefined && now - known.at < PARENT_REAL_MS) return known.real
+    if (parents.size >= MAX_PARENTS) parents.clear()
+    const real = fs.sync.realpath(dir)
+    parents.set(dir, { real, at: now })
     return real
   }
 
@@ -350,8 +347,8 @@ export const makeManifests = (
     // Covered by watches: no look at the disk at all (Watches.ts).
     const covered = inventories.covered(skill.rootReal, skill.dir)
     if (covered !== undefined) return covered
-    // Kept at its own path: that is its real path if its parent's is (resolved once for a page
-    // of skills) and it is a folder, not a link, as `held`'s stat of it checks first.
+    // Kept at its own path: that is its real path if its parent's is (resolved at most
+    // PARENT_REAL_MS ago) and it is a folder, not a link, as `held`'s stat of it checks first.
     if (ownPathIsReal(skill)) {
       if (inventories.justKept(skill.rootReal, skill.dir) !== undefined)
         return inventories.held(skill.rootReal, skill.dir)
