@@ -6,7 +6,7 @@
 import * as nodeFs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { readResolved } from "../src/files/Reading.js"
+import { readResolvedNow } from "../src/files/Reading.js"
 import type { FsShape } from "../src/platform/Fs.js"
 import { Fs } from "../src/platform/Fs.js"
 import { stampOf } from "../src/platform/Paths.js"
@@ -41,18 +41,18 @@ describe.runIf(process.platform === "linux")("a file read where its walk found i
         const resolved = { real: `${root}/skill/guide.md`, base: `${root}/skill`, relative: "guide.md" }
         const found = stampOf(nodeFs.lstatSync(resolved.real))
         const { shape, pathRead } = notingFs()
-        const read = readResolved(shape, 1_000_000, true)
-        const text = async (stamp?: typeof found) =>
-          Buffer.from((await read(skill, resolved, "guide.md", stamp)).content.bytes).toString("utf8")
-        expect(yield* Effect.promise(() => text(found))).toBe("guide")
+        const read = readResolvedNow(shape, 1_000_000)
+        const text = (stamp?: typeof found) =>
+          Buffer.from(read(skill, resolved, "guide.md", stamp).content.bytes).toString("utf8")
+        expect(text(found)).toBe("guide")
         // The same file (device and inode) but not as found: changed since, so checked again.
         for (const changed of [
           { ...found, mtimeMs: found.mtimeMs - 1 },
           { ...found, ctimeMs: found.ctimeMs - 1 },
           { ...found, size: found.size + 1 },
         ])
-          expect(yield* Effect.promise(() => text(changed))).toBe("guide")
-        expect(yield* Effect.promise(() => text(undefined))).toBe("guide")
+          expect(text(changed)).toBe("guide")
+        expect(text(undefined)).toBe("guide")
         expect(pathRead).toEqual([false, true, true, true, true])
       }),
   )

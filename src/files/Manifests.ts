@@ -26,7 +26,7 @@ import { DIGEST_PREFIX, makeInventories } from "./Inventories.js"
 import type { KeptInventory } from "./KeptInventory.js"
 import { keptSize, keptStamp } from "./KeptInventory.js"
 import type { ManifestStore } from "./ManifestStore.js"
-import { fileReader, isSkillError, readResolved } from "./Reading.js"
+import { fileReader, isSkillError, readResolvedNow } from "./Reading.js"
 
 export interface ManifestFile {
   /** `/`-separated path relative to the skill folder. */
@@ -65,6 +65,8 @@ export interface IndexedSkillMd {
  */
 const PARENT_REAL_MS = 100
 const MAX_PARENTS = 1_024
+/** The buffer a manifest's files are read into (Manifests `readEntries`); larger ones get their own. */
+const SCRATCH_BYTES = 256 * 1024
 
 /** Folders are opened with their kernel path checked only on Linux (Folders.ts). */
 const onLinux = process.platform === "linux"
@@ -122,7 +124,9 @@ export const makeManifests = (
 ) => {
   // A manifest's reads are small and many: synchronous calls (see Fs `containedNow`).
   const readFile = fileReader(fs, maxFileBytes, true)
-  const readNow = readResolved(fs, maxFileBytes, true)
+  const readNow = readResolvedNow(fs, maxFileBytes)
+  /** What a manifest's files are read into, one after the other, to be hashed at once. */
+  const scratch = Buffer.allocUnsafe(SCRATCH_BYTES)
   const inventories = makeInventories(
     fs,
     { maxFiles: MAX_SKILL_FILES, maxBytes: MAX_SKILL_BYTES, maxFileBytes },
@@ -237,23 +241,29 @@ export const makeManifests = (
     sameFingerprint(indexed.fingerprint, stamp)
 
   /**
-   * The files' manifest entries, read and hashed now, one after the other, in one effect (each
-   * read is a few synchronous calls); SKILL.md's frontmatter parsed from the bytes hashed.
+   * The files' manifest entries, read and hashed now, one after the other, with synchronous calls
+   * and no promise (each read is a few system calls); SKILL.md's frontmatter parsed from the bytes
+   * hashed. A file that fits is read into one buffer (`scratch`), hashed, and SKILL.md's text
+   * decoded, before the next is read.
    */
   const readEntries = (skill: SkillRef, base: string, toRead: ReadonlyArray<FoundFile>) =>
     Effect.gen(function* () {
       // Before the opens: a file written while it is read has a later time than this.
       const readAt = Date.now()
       // Read where the walk just found them (inside the skill), checked again as each is opened.
-      const reads = yield* Effect.tryPromise({
-        try: async () => {
-          const done = []
-          for (const file of toRead) {
+      const reads = yield* Effect.try({
+        try: () =>
+          toRead.map((file) => {
             const resolved = { real: file.real, base, relative: file.path }
-            done.push(await readNow(skill, resolved, file.path, file.stamp))
-          }
-          return done
-        },
+            const { content, opened } = readNow(skill, resolved, file.path, file.stamp, scratch)
+            const { bytes } = content
+            const skillMd = file.path !== SKILL_FILE ? undefined : beginsWithFrontmatter(bytes)
+            const text =
+              skillMd === true
+                ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8")
+                : ""
+            return { file, size: content.size, opened, digest: sha256Hex(bytes), skillMd, text }
+          }),
         catch: (error) =>
           isSkillError(error)
             ? error
@@ -264,20 +274,14 @@ export const makeManifests = (
               }),
       })
       const entries = new Map<FoundFile, KnownEntry>()
-      for (const [index, file] of toRead.entries()) {
-        const read = reads[index]
-        if (read === undefined) continue
-        const { content, opened } = read
-        const digest = `${DIGEST_PREFIX}${sha256Hex(content.bytes)}`
+      for (const { file, size, opened, skillMd, text, ...read } of reads) {
+        const digest = `${DIGEST_PREFIX}${read.digest}`
         let parsed: ParsedFrontmatter | undefined
-        if (file.path === SKILL_FILE) {
-          if (!beginsWithFrontmatter(content.bytes)) {
-            noteLeftOut(skill, FRONTMATTER_FIRST)
-            return yield* new SkillNotPublished({ skillId: skill.id, reason: FRONTMATTER_FIRST })
-          }
-          const text = Buffer.from(content.bytes).toString("utf8")
-          parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
+        if (skillMd === false) {
+          noteLeftOut(skill, FRONTMATTER_FIRST)
+          return yield* new SkillNotPublished({ skillId: skill.id, reason: FRONTMATTER_FIRST })
         }
+        if (skillMd === true) parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
         // Changed since the walk found it: what is kept of the skill is checked again next time.
         if (!sameStamp(stampOf(opened), file.stamp)) inventories.unsure(base)
         if (readAt - opened.mtimeMs > SETTLED_MS) {
@@ -285,7 +289,7 @@ export const makeManifests = (
           const cached = { ...stampOf(opened), digest, frontmatterKey: key }
           inventories.keepDigest(skill.rootReal, base, file.real, cached)
         }
-        entries.set(file, { entry: { path: file.path, size: content.size, digest }, frontmatter: parsed })
+        entries.set(file, { entry: { path: file.path, size, digest }, frontmatter: parsed })
       }
       return entries
     })

@@ -17,7 +17,7 @@ import {
   PathEscape,
   SkillUnreadable,
 } from "../Errors.js"
-import type { FsPort, FsShape, SyncFsPort } from "../platform/Fs.js"
+import type { FsPort, FsShape, OpenFile, SyncFsPort } from "../platform/Fs.js"
 import { describeIoError, errorCode } from "../platform/Fs.js"
 import type { Stamp } from "../platform/Paths.js"
 import { sameStamp, stampOf } from "../platform/Paths.js"
@@ -49,24 +49,46 @@ export const isBinary = (bytes: Uint8Array): boolean => {
   }
 }
 
+/** Whether a read of `bytesRead` bytes, out of `wanted`, ends a read of a `size`-byte file. */
+const lastRead = (bytesRead: number, wanted: number, length: number, size: number, capacity: number) =>
+  // A short read that reaches the size the stat gave is the end: no second read to be told so.
+  bytesRead === 0 || length === capacity || (bytesRead < wanted && length === size)
+
 /**
  * The bytes of an open regular file of `size` bytes (as its stat said), read from its start; or,
  * when it holds more than `limit` bytes (it grew since), how many were read.
  */
-const readWhole = async (
-  port: FsPort | SyncFsPort,
-  fd: number,
-  size: number,
-  limit: number,
-): Promise<Buffer | number> => {
+const readWhole = async (port: FsPort, fd: number, size: number, limit: number): Promise<Buffer | number> => {
   const buffer = Buffer.alloc(Math.min(size, limit) + 1)
   let length = 0
   for (;;) {
     const wanted = buffer.length - length
     const bytesRead = await port.read(fd, buffer, length, wanted, length)
     length += bytesRead
-    // A short read that reaches the size the stat gave is the end: no second read to be told so.
-    if (bytesRead === 0 || length === buffer.length || (bytesRead < wanted && length === size)) break
+    if (lastRead(bytesRead, wanted, length, size, buffer.length)) break
+  }
+  return length > limit ? length : buffer.subarray(0, length)
+}
+
+/** `readWhole`, synchronous; into `scratch` when it has room (see `readResolvedNow`). */
+const readWholeNow = (
+  port: SyncFsPort,
+  fd: number,
+  size: number,
+  limit: number,
+  scratch: Buffer | undefined,
+): Buffer | number => {
+  const capacity = Math.min(size, limit) + 1
+  const buffer =
+    scratch !== undefined && scratch.length >= capacity
+      ? scratch.subarray(0, capacity)
+      : Buffer.alloc(capacity)
+  let length = 0
+  for (;;) {
+    const wanted = buffer.length - length
+    const bytesRead = port.read(fd, buffer, length, wanted, length)
+    length += bytesRead
+    if (lastRead(bytesRead, wanted, length, size, buffer.length)) break
   }
   return length > limit ? length : buffer.subarray(0, length)
 }
@@ -93,71 +115,127 @@ const asSkillError =
         : new SkillUnreadable({ skillId: skill.id, path: relative, reason: describeIoError(error) })
 
 /**
+ * What a read checks of the file it opened, before a byte is read (see `readResolved`); throws
+ * the refusal.
+ */
+const checkOpened = (
+  skill: SkillRef,
+  resolved: ResolvedPath,
+  requested: string,
+  maxFileBytes: number,
+  { info, opened }: OpenFile,
+  found: Stamp | undefined,
+) => {
+  const relative = resolved.relative
+  const refuse = (reason: string) => new InvalidArgument({ argument: "path", reason })
+  if (!openedInside(resolved.base, opened)) throw new PathEscape({ skillId: skill.id, requested })
+  if (found !== undefined && (info.dev !== found.dev || info.ino !== found.ino)) {
+    throw new SkillUnreadable({
+      skillId: skill.id,
+      path: relative,
+      reason: "it was replaced while the skill's files were being read; try again",
+    })
+  }
+  if (info.isDirectory()) throw refuse(`'${relative || "."}' is a folder, not a file`)
+  if (!info.isFile())
+    throw refuse(`'${relative}' is not a regular file (a pipe, socket or device is never read)`)
+  if (info.size > maxFileBytes)
+    throw new FileTooLarge({ skillId: skill.id, path: relative, size: info.size, limit: maxFileBytes })
+}
+
+/** The file's content, from what `readWhole` read (a number: it grew past the limit). */
+const contentOf = (
+  skill: SkillRef,
+  relative: string,
+  maxFileBytes: number,
+  bytes: Buffer | number,
+): FileContent => {
+  if (typeof bytes === "number")
+    throw new FileTooLarge({ skillId: skill.id, path: relative, size: bytes, limit: maxFileBytes })
+  return { path: relative, size: bytes.length, bytes }
+}
+
+/** Whether `info` is exactly the file found (`found`): then its kernel path need not be read. */
+const knownAs = (found: Stamp | undefined) =>
+  found === undefined ? undefined : (info: Stats) => sameStamp(stampOf(info), found)
+
+/**
  * Reads a file resolved inside the skill, within `maxFileBytes`, with the stat of the file as it
  * was opened (before it was read); rejects with a SkillError. With `found` (the file as a walk of
  * the skill found it, through the skill's folders), the opened file must also be that very file
  * (device and inode), on every platform; when it is still exactly as found (size, modification
  * and change times too), it is that file inside the skill, and the kernel's path of it is not
- * read. With `now`, its calls are synchronous (Fs `containedNow`): for loops over many small
- * files.
+ * read.
  */
 export const readResolved =
-  (fs: FsShape, maxFileBytes: number, now = false) =>
+  (fs: FsShape, maxFileBytes: number) =>
   async (
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
     found?: Stamp,
   ): Promise<{ readonly content: FileContent; readonly opened: Stats }> => {
-    const relative = resolved.relative
-    const refuse = (reason: string) => new InvalidArgument({ argument: "path", reason })
-    const contained = now ? fs.containedNow : fs.contained
     try {
-      const known = found === undefined ? undefined : (info: Stats) => sameStamp(stampOf(info), found)
-      const { fd, info, opened } = await contained.openFile(resolved.real, known)
+      const open = await fs.contained.openFile(resolved.real, knownAs(found))
       try {
-        if (!openedInside(resolved.base, opened)) {
-          throw new PathEscape({ skillId: skill.id, requested })
-        }
-        if (found !== undefined && (info.dev !== found.dev || info.ino !== found.ino)) {
-          throw new SkillUnreadable({
-            skillId: skill.id,
-            path: relative,
-            reason: "it was replaced while the skill's files were being read; try again",
-          })
-        }
-        if (info.isDirectory()) throw refuse(`'${relative || "."}' is a folder, not a file`)
-        if (!info.isFile()) {
-          throw refuse(`'${relative}' is not a regular file (a pipe, socket or device is never read)`)
-        }
-        const tooLarge = (size: number) =>
-          new FileTooLarge({ skillId: skill.id, path: relative, size, limit: maxFileBytes })
-        if (info.size > maxFileBytes) throw tooLarge(info.size)
-        const bytes = await readWhole(now ? fs.sync : fs.async, fd, info.size, maxFileBytes)
-        if (typeof bytes === "number") throw tooLarge(bytes)
-        const content: FileContent = { path: relative, size: bytes.length, bytes }
-        return { content, opened: info }
+        checkOpened(skill, resolved, requested, maxFileBytes, open, found)
+        const bytes = await readWhole(fs.async, open.fd, open.info.size, maxFileBytes)
+        return { content: contentOf(skill, resolved.relative, maxFileBytes, bytes), opened: open.info }
       } finally {
-        contained.closeLater(fd)
+        fs.contained.closeLater(open.fd)
       }
     } catch (error) {
-      throw asSkillError(skill, relative)(error)
+      throw asSkillError(skill, resolved.relative)(error)
     }
   }
 
-/** `readResolved` as an effect. */
+/**
+ * `readResolved` with synchronous calls (Fs `containedNow`), for loops over many small files;
+ * throws the SkillError. With `scratch`, a file that fits is read into it: its bytes are then
+ * good only until the next read into it.
+ */
+export const readResolvedNow =
+  (fs: FsShape, maxFileBytes: number) =>
+  (
+    skill: SkillRef,
+    resolved: ResolvedPath,
+    requested: string,
+    found?: Stamp,
+    scratch?: Buffer,
+  ): { readonly content: FileContent; readonly opened: Stats } => {
+    try {
+      const open = fs.containedNow.openFile(resolved.real, knownAs(found))
+      try {
+        checkOpened(skill, resolved, requested, maxFileBytes, open, found)
+        const bytes = readWholeNow(fs.sync, open.fd, open.info.size, maxFileBytes, scratch)
+        return { content: contentOf(skill, resolved.relative, maxFileBytes, bytes), opened: open.info }
+      } finally {
+        fs.containedNow.closeLater(open.fd)
+      }
+    } catch (error) {
+      throw asSkillError(skill, resolved.relative)(error)
+    }
+  }
+
+/** `readResolved` (with `now`, `readResolvedNow`) as an effect. */
 export const fileReader = (fs: FsShape, maxFileBytes: number, now = false) => {
-  const read = readResolved(fs, maxFileBytes, now)
+  const read = readResolved(fs, maxFileBytes)
+  const readNow = readResolvedNow(fs, maxFileBytes)
   return (
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
     found?: Stamp,
   ): Effect.Effect<{ readonly content: FileContent; readonly opened: Stats }, SkillError> =>
-    Effect.tryPromise({
-      try: () => read(skill, resolved, requested, found),
-      catch: asSkillError(skill, resolved.relative),
-    })
+    now
+      ? Effect.try({
+          try: () => readNow(skill, resolved, requested, found),
+          catch: asSkillError(skill, resolved.relative),
+        })
+      : Effect.tryPromise({
+          try: () => read(skill, resolved, requested, found),
+          catch: asSkillError(skill, resolved.relative),
+        })
 }
 
 /**
