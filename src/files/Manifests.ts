@@ -59,13 +59,7 @@ export interface IndexedSkillMd {
   readonly frontmatter: ParsedFrontmatter
 }
 
-/**
- * How long a skill folder's parent is taken to have the real path it was found to have
- * (`realParent`), and how many parents are remembered at most.
- */
-const PARENT_REAL_MS = 100
-const MAX_PARENTS = 1_024
-/** The buffer a manifest's files are read into (Manifests `readEntries`); larger ones get their own. */
+/** The buffer a manifest's files are read into (`readEntries`); larger ones get their own. */
 const SCRATCH_BYTES = 256 * 1024
 
 /** Folders are opened with their kernel path checked only on Linux (Folders.ts). */
@@ -294,18 +288,21 @@ export const makeManifests = (
       return entries
     })
 
-  /**
-   * Real paths of skills' parent folders, each as resolved at most PARENT_REAL_MS ago: the skills
-   * of a page (and of the next pages of a sync) share one realpath of their folder, not one each.
-   */
-  const parents = new Map<string, { readonly real: string | null; readonly at: number }>()
+  /** Real paths of skills' parent folders, as resolved in the current turn (one page of skills). */
+  let parentsNow: Map<string, string | null> | undefined
   const realParent = (dir: string): string | null => {
-    const now = performance.now()
-    const known = parents.get(dir)
-    if (known !== undefined && now - known.at < PARENT_REAL_MS) return known.real
-    if (parents.size >= MAX_PARENTS) parents.clear()
-    const real = fs.sync.realpath(dir)
-    parents.set(dir, { real, at: now })
+    if (parentsNow === undefined) {
+      const resolved = new Map<string, string | null>()
+      parentsNow = resolved
+      queueMicrotask(() => {
+        if (parentsNow === resolved) parentsNow = undefined
+      })
+    }
+    let real = parentsNow.get(dir)
+    if (real === undefined) {
+      real = fs.sync.realpath(dir)
+      parentsNow.set(dir, real)
+    }
     return real
   }
 
@@ -351,8 +348,8 @@ export const makeManifests = (
     // Covered by watches: no look at the disk at all (Watches.ts).
     const covered = inventories.covered(skill.rootReal, skill.dir)
     if (covered !== undefined) return covered
-    // Kept at its own path: that is its real path if its parent's is (resolved at most
-    // PARENT_REAL_MS ago) and it is a folder, not a link, as `held`'s stat of it checks first.
+    // Kept at its own path: that is its real path if its parent's is (resolved once for a page
+    // of skills) and it is a folder, not a link, as `held`'s stat of it checks first.
     if (ownPathIsReal(skill)) {
       if (inventories.justKept(skill.rootReal, skill.dir) !== undefined)
         return inventories.held(skill.rootReal, skill.dir)

@@ -6,6 +6,7 @@
  * The file system is reached through the Fs service, SKILL.md's text parsed through Frontmatter.
  */
 import type { Stats } from "node:fs"
+import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { SkillError } from "../Errors.js"
@@ -77,7 +78,7 @@ const makeSkillMdMemory = (maxBytes: number) => {
     set: (dir: string, file: string, opened: Stats, loaded: LoadedSkill, size: number) => {
       drop(dir)
       if (size > maxBytes || Date.now() - opened.ctimeMs <= SETTLED_MS || opened.nlink !== 1) return
-      if (!seesEveryChange(file, opened.dev)) return
+      if (!seesEveryChange(path.dirname(file))) return
       entries.set(dir, { file, stamp: stampOf(opened), loaded, size })
       total += size
       for (const [oldest] of entries) {

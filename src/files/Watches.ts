@@ -72,10 +72,10 @@ const RELIABLE_TYPES: ReadonlySet<number> = new Set([
   0xef53, 0x58465342, 0x9123683e, 0xf2f52010, 0x2fc12fc1, 0x01021994, 0x858458f6, 0x794c7630,
 ])
 
-/** The file system type of the file or folder `target` (`statfs`), undefined when it cannot be read. */
-const fileSystemType = (target: string): number | undefined => {
+/** The file system type of the folder `dir` (`statfs`), undefined when it cannot be read. */
+const fileSystemType = (dir: string): number | undefined => {
   try {
-    return statfsSync(target).type
+    return statfsSync(dir).type
   } catch {
     return undefined
   }
@@ -83,25 +83,11 @@ const fileSystemType = (target: string): number | undefined => {
 
 const isReliable = (type: number | undefined): boolean => type !== undefined && RELIABLE_TYPES.has(type)
 
-/** How long what `seesEveryChange` found of a device is taken as still so. */
-const DEVICE_KNOWN_MS = 1_000
-/** What `seesEveryChange` found of each device lately, and until when it holds. */
-const devices = new Map<number, { readonly reliable: boolean; readonly until: number }>()
-
 /**
- * Whether every change to the file or folder `target`, on the device `dev` (its stat's), goes
- * through this kernel (a local disk or memory file system: RELIABLE_TYPES), so that its watches,
- * and its stats, see each one. One `statfs` per device a second, not per call: a device number
- * freed by an unmount and reused by another file system is looked at again within the second.
+ * Whether every change to what is in the folder `dir` goes through this kernel (a local disk or
+ * memory file system: RELIABLE_TYPES), so that its watches, and its stats, see each one.
  */
-export const seesEveryChange = (target: string, dev: number): boolean => {
-  const now = performance.now()
-  const known = devices.get(dev)
-  if (known !== undefined && known.until > now) return known.reliable
-  const reliable = isReliable(fileSystemType(target))
-  devices.set(dev, { reliable, until: now + DEVICE_KNOWN_MS })
-  return reliable
-}
+export const seesEveryChange = (dir: string): boolean => isReliable(fileSystemType(dir))
 
 /** A watch of `dir` that reports each event's name (null: the watch itself broke), or the error that refused it. */
 const open = (
