@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { checkRelativePath } from "../src/files/Containment.js"
+import { MAX_EXAMINED } from "../src/files/Folders.js"
 import { mimeTypeOf } from "../src/files/MimeTypes.js"
 import { isBinary } from "../src/files/Reading.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
@@ -218,6 +219,29 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
     }),
   )
 
+  it.scoped("stops a listing, and refuses a manifest, after 10,000 names, those left out included", () =>
+    Effect.gen(function* () {
+      const root = yield* tempTree({
+        "skills/links/SKILL.md": skillMd("links", "Links to nowhere."),
+        "skills/links/zz.md": "last",
+      })
+      // Links that lead nowhere are left out, but each is looked at: a walk stops after MAX_EXAMINED.
+      for (let index = 0; index <= MAX_EXAMINED; index++)
+        nodeFs.symlinkSync(
+          `${root}/nowhere/${index}`,
+          `${root}/skills/links/l${String(index).padStart(5, "0")}`,
+        )
+      const skill = { id: "links", dir: `${root}/skills/links`, rootReal: `${root}/skills` }
+      const files = yield* SkillFiles
+      const listing = yield* files.list(skill, "")
+      expect(listing.truncated).toBe(true)
+      expect(listing.entries.map((entry) => entry.path)).toEqual(["SKILL.md"])
+      const refused = yield* Effect.flip(files.manifest(skill))
+      expect(refused._tag).toBe("SkillNotPublished")
+      expect(refused.message).toContain("more than 10000 entries")
+    }),
+  )
+
   it.scoped(
     "fails a listing, rather than leave a link out, when the link's target cannot be looked at now",
     () =>
@@ -347,36 +371,10 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
   )
 
   /**
-   * Swaps `folder` for a link to `elsewhere` and back until stopped, as fast as the file
-   * system allows: a walk that found the folder may then read through the link.
-   */
-  const swapping = (folder: string, elsewhere: string) => {
-    const pause = () => new Promise((resolve) => setTimeout(resolve, 1))
-    let on = true
-    let swaps = 0
-    const done = (async () => {
-      while (on) {
-        await fs.rename(folder, `${folder}.real`)
-        await fs.symlink(elsewhere, folder)
-        await pause()
-        await fs.unlink(folder)
-        await fs.rename(`${folder}.real`, folder)
-        await pause()
-        swaps++
-      }
-    })()
-    /** Stops, and answers how many times the folder was swapped. */
-    return Effect.promise(async () => {
-      on = false
-      await done
-      return swaps
-    })
-  }
-
-  /**
-   * The same, by another process (Node, in a tight loop): a manifest's walk and a SKILL.md's load
-   * make synchronous calls, during which no swap of this process could run. Resolves once the
-   * first swap is made, to the effect that stops swapping.
+   * Swaps `folder` for a link to `elsewhere` and back until stopped, by another process (Node, in
+   * a tight loop): a walk, a listing and a SKILL.md's load make synchronous calls, during which no
+   * swap of this process could run, and a walk that found the folder may then read through the
+   * link. Resolves once the first swap is made, to the effect that stops swapping.
    */
   const swappingElsewhere = (folder: string, elsewhere: string) =>
     Effect.promise(async () => {
@@ -416,7 +414,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
    * `zz-link` to `refs/a.md`, and an `outside/` folder with the same names; `refs` is swapped
    * for a link to `outside` and back until `stop` (which answers how many swaps were made).
    */
-  const race = (swap: (folder: string, elsewhere: string) => Effect.Effect<Effect.Effect<number>>) =>
+  const race = () =>
     Effect.gen(function* () {
       const tree: Record<string, string | { readonly symlink: string }> = {
         "skills/pdf/SKILL.md": skillMd("pdf", "PDF"),
@@ -429,7 +427,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       const root = yield* tempTree(tree)
       const files = yield* SkillFiles
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: `${root}/skills` }
-      return { files, skill, stop: yield* swap(`${root}/skills/pdf/refs`, `${root}/outside`) }
+      return { files, skill, stop: yield* swappingElsewhere(`${root}/skills/pdf/refs`, `${root}/outside`) }
     })
 
   /**
@@ -458,7 +456,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 
   it.scoped("never hashes a file outside the skill when a folder is swapped for a link meanwhile", () =>
     Effect.gen(function* () {
-      const { files, skill, stop } = yield* race(swappingElsewhere)
+      const { files, skill, stop } = yield* race()
       const outsideDigest = sha(SECRET.padEnd(OUTSIDE_SIZE, "."))
       yield* underSwaps(stop, 100, files.manifest(skill), (manifest) => {
         for (const file of manifest.files) {
@@ -472,9 +470,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 
   it.scoped("never lists a name from outside the skill when a folder is swapped for a link meanwhile", () =>
     Effect.gen(function* () {
-      const { files, skill, stop } = yield* race((folder, elsewhere) =>
-        Effect.succeed(swapping(folder, elsewhere)),
-      )
+      const { files, skill, stop } = yield* race()
       for (let round = 0; round < 100; round++) {
         const listing = yield* Effect.either(files.list(skill, ""))
         if (listing._tag === "Right") {
@@ -579,7 +575,8 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         const files = yield* SkillFiles
         expect((yield* files.list(skill, "")).entries.length).toBeGreaterThan(0)
         expect(openDescriptors()).toBe(before)
-        // Out of descriptors when a link's target is looked at, with the skill's folder open.
+        // Out of descriptors when a link three folders down is looked at, with those folders open.
+        nodeFs.symlinkSync("more.md", `${root}/skills/pdf/references/deep/link.md`)
         const emfile = Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" })
         const folders: Array<string> = []
         const failing = yield* Effect.provide(
@@ -593,15 +590,16 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
                   folders.push(real)
                   return node.containedNow.openFolder(real, within)
                 },
-                statNamed: () => {
-                  throw emfile
+                statNamed: (target) => {
+                  if (target.endsWith("/deep/more.md")) throw emfile
+                  return node.containedNow.statNamed(target)
                 },
               },
             })),
           ),
         )
         expect((yield* Effect.flip(failing.list(skill, "")))._tag).toBe("SkillUnreadable")
-        expect(folders.length).toBeGreaterThan(0)
+        expect(folders.length).toBeGreaterThanOrEqual(3)
         expect(openDescriptors()).toBe(before)
       }),
   )

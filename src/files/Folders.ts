@@ -12,8 +12,9 @@
  *
  * Folders are read with synchronous calls (Fs `containedNow`), one entry after the other: a
  * system call or two per entry costs less than a wait for the thread pool, and one walk serves
- * manifests and listings alike. A read examines at most MAX_LISTING entries (a listing) or a
- * skill's files (a manifest, Manifests.ts), and a page at most its page size.
+ * manifests and listings alike. So that no read holds the process for long, a walk looks at
+ * MAX_EXAMINED names at most (those left out included: links that lead out, pipes), a page at
+ * most its page size; each folder's names are read whole (and sorted) once.
  */
 import type { Stats } from "node:fs"
 import * as Effect from "effect/Effect"
@@ -42,12 +43,14 @@ export interface ListingEntry {
 export interface Listing {
   readonly path: string
   readonly entries: ReadonlyArray<ListingEntry>
-  /** True when the listing stopped at MAX_LISTING entries or MAX_LISTING_DEPTH levels. */
+  /** True when the listing stopped at MAX_LISTING entries, MAX_LISTING_DEPTH levels or MAX_EXAMINED names. */
   readonly truncated: boolean
 }
 
 /** A listing stops after this many entries... */
 export const MAX_LISTING = 2_000
+/** ...and a walk after looking at this many names, those it leaves out included. */
+export const MAX_EXAMINED = 10_000
 /** ...and descends at most this many folder levels. */
 export const MAX_LISTING_DEPTH = 16
 /**
@@ -157,10 +160,15 @@ const folderRead = <A>(read: () => A): Effect.Effect<A, SkillUnreadable> =>
   )
 
 /**
+ * How a walk ended: every entry visited; `visit` stopped it; folders nest deeper than
+ * MAX_LISTING_DEPTH (those below were not read); or MAX_EXAMINED names were looked at.
+ */
+export type WalkEnd = "complete" | "stopped" | "too deep" | "too many"
+
+/**
  * Walks the real folder `start` of the skill (`base` its real folder, `relative` its path in
  * it) depth-first in name order, calling `visit` for each entry with its `/`-separated path;
- * stops when `visit` answers false. Each real folder is read once. Answers whether every entry
- * was visited (false: `visit` stopped it, or folders nest deeper than MAX_LISTING_DEPTH).
+ * stops when `visit` answers false. Each real folder is read once.
  */
 export const walk = (
   fs: FsShape,
@@ -169,19 +177,22 @@ export const walk = (
   start: string,
   relative: string,
   visit: (entry: FolderEntry, path: string) => boolean,
-): Effect.Effect<boolean, SkillUnreadable> =>
+): Effect.Effect<WalkEnd, SkillUnreadable> =>
   folderRead(() => {
     const visited = new Set<string>([start])
     let tooDeep = false
-    const go = (folder: string, prefix: string, depth: number, within?: string): boolean => {
+    let examined = 0
+    const go = (folder: string, prefix: string, depth: number, within?: string): WalkEnd => {
       const fail = unreadable(skill, prefix)
-      return inFolder(fs, { real: folder, within }, fail, true, (at) => {
+      return inFolder(fs, { real: folder, within }, fail, "complete", (at): WalkEnd => {
         const names = sortedNames(fs, at, fail)
         for (let from = 0; from < names.length; from += WALK_PAGE) {
           const page = names.slice(from, from + WALK_PAGE)
+          examined += page.length
+          if (examined > MAX_EXAMINED) return "too many"
           for (const entry of examine(fs, base, folder, at, page, fail)) {
             const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`
-            if (!visit(entry, path)) return false
+            if (!visit(entry, path)) return "stopped"
             if (entry.type !== "directory" || visited.has(entry.real)) continue
             if (depth + 1 >= MAX_LISTING_DEPTH) {
               tooDeep = true
@@ -190,14 +201,15 @@ export const walk = (
             visited.add(entry.real)
             // A folder found here (not through a link) is opened through this one.
             const plain = entry.real === childPath(folder, entry.name) && at !== folder
-            if (!go(entry.real, path, depth + 1, plain ? childPath(at, entry.name) : undefined)) return false
+            const end = go(entry.real, path, depth + 1, plain ? childPath(at, entry.name) : undefined)
+            if (end !== "complete") return end
           }
         }
-        return true
+        return "complete"
       })
     }
-    const finished = go(start, relative, 0)
-    return finished && !tooDeep
+    const end = go(start, relative, 0)
+    return end === "complete" && tooDeep ? "too deep" : end
   })
 
 const listingEntry = (path: string, entry: FolderEntry): ListingEntry =>
@@ -229,7 +241,7 @@ export const listFolder = (fs: FsShape, skill: SkillRef, folder: ResolvedPath) =
     }
     return Effect.map(
       walk(fs, skill, folder.base, folder.real, folder.relative, visit),
-      (complete): Listing => ({ path: folder.relative, entries, truncated: !complete }),
+      (end): Listing => ({ path: folder.relative, entries, truncated: end !== "complete" }),
     )
   })
 

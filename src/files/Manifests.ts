@@ -20,7 +20,7 @@ import type { Frontmatter, ParsedFrontmatter } from "../skills/Frontmatter.js"
 import { beginsWithFrontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { fileUriProblem, skillBase, skillBaseNow } from "./Containment.js"
-import { MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
+import { MAX_EXAMINED, MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
 import type { FoundFile, FoundFolder, RecheckPace } from "./Inventories.js"
 import { DIGEST_PREFIX, makeInventories } from "./Inventories.js"
 import type { KeptInventory } from "./KeptInventory.js"
@@ -170,7 +170,7 @@ export const makeManifests = (
         folders.push({ path: "", stamp: stampOf(top) })
         keep = top.isDirectory() && walkedAt - top.mtimeMs > SETTLED_MS
       }
-      const complete = yield* walk(fs, skill, base, base, "", (entry, entryPath) => {
+      const end = yield* walk(fs, skill, base, base, "", (entry, entryPath) => {
         // Found through a link (its real path is not where its name is): walked every time.
         if (entry.real !== path.join(base, ...entryPath.split("/"))) keep = false
         else if (walkedAt - entry.info.mtimeMs <= SETTLED_MS) keep = false
@@ -197,8 +197,10 @@ export const makeManifests = (
         else files.push({ path: entryPath, real: entry.real, stamp: stampOf(entry.info) })
         return problem === undefined
       })
-      if (problem === undefined && !complete)
+      if (problem === undefined && end === "too deep")
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`
+      if (problem === undefined && end === "too many")
+        problem = `its folders hold more than ${MAX_EXAMINED} entries (links, pipes and the like included)`
       if (unservable.length === 0) withheld.delete(skill.dir)
       else withheld.set(skill.dir, unservable)
       if (keep && problem === undefined && unservable.length === 0)

@@ -4,15 +4,16 @@
  *
  * - `sync`: the first scan's (nothing waits on the event loop yet, and a synchronous call skips
  *   the thread-pool round trip), and that of loops of a system call or two per item where the
- *   round trip costs more than the call (manifests, their checks, a SKILL.md's load);
+ *   round trip costs more than the call (folder reads, manifests, their checks, a SKILL.md's
+ *   load);
  * - `async`: every later refresh's (the event loop stays free for requests). In both, a failed
  *   lookup (readdir, lstat, stat, realpath) answers null; open, read and close throw;
  * - `contained`: opening a file inside a skill (O_NOFOLLOW, the kernel's path of what was
  *   opened); it rejects on failure, for reads whose failures matter; `containedNow` the same,
  *   synchronous (it throws), with the calls folders are read with (src/files/Folders.ts).
  *
- * Loops over thousands of files are plain async functions over these, not an Effect per file:
- * per-file fibers cost more than the system calls they wrap.
+ * Loops over thousands of files are plain functions over these (async ones over `async`), not an
+ * Effect per file: per-file fibers cost more than the system calls they wrap.
  */
 import type { Dirent, Stats } from "node:fs"
 import * as fs from "node:fs"
@@ -232,8 +233,9 @@ const openedPathNow = nullOnError((fd: number): string => fs.readlinkSync(`/proc
 const describeNow = (fd: number) => ({ info: fs.fstatSync(fd), opened: onLinux ? openedPathNow(fd) : null })
 
 /**
- * The same calls, synchronous: for loops over a skill's files where the work per call is a system
- * call or two, less than a wait for the thread pool costs (manifests, src/files/Manifests.ts).
+ * The same calls, synchronous, with those folders are read with: for loops over a skill's folders
+ * and files where the work per call is a system call or two, less than a wait for the thread pool
+ * costs (src/files/Folders.ts, src/files/Manifests.ts).
  */
 const containedCallsNow: SyncContainedCalls = {
   openFile: (file, known) => {

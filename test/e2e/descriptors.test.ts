@@ -20,7 +20,7 @@ let root: string
 
 beforeAll(async () => {
   root = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-fds-")))
-  const tree: Record<string, string> = { "skills/deep/SKILL.md": skillMd("deep", "Ten folders deep.") }
+  const tree: Record<string, string> = { "skills/deep/SKILL.md": skillMd("deep", "Fourteen folders deep.") }
   let folder = "skills/deep"
   for (let level = 0; level < DEPTH; level++) {
     folder += "/n"
