@@ -57,3 +57,39 @@ describe.runIf(process.platform === "linux")("a file read where its walk found i
       }),
   )
 })
+
+describe("files read one after the other into one buffer (Reading readResolvedNow's scratch)", () => {
+  it.scoped(
+    "give each file's own bytes, whatever was read into the buffer before and however short the reads",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({
+          "skill/long.md": "a".repeat(300),
+          "skill/short.md": "bc",
+          "skill/empty.md": "",
+        })
+        const skill = { id: "skill", dir: `${root}/skill`, rootReal: root }
+        const node = Effect.runSync(Effect.provide(Fs, Fs.node))
+        // Reads of one byte at most: every read but the last is short.
+        const oneByOne: FsShape = {
+          ...node,
+          sync: {
+            ...node.sync,
+            read: (fd, buffer, offset, _length, position) => node.sync.read(fd, buffer, offset, 1, position),
+          },
+        }
+        const scratch = Buffer.alloc(1024, "X")
+        for (const shape of [node, oneByOne]) {
+          const read = readResolvedNow(shape, 1_000_000)
+          const text = (name: string) => {
+            const resolved = { real: `${root}/skill/${name}`, base: `${root}/skill`, relative: name }
+            return Buffer.from(read(skill, resolved, name, undefined, scratch).content.bytes).toString("utf8")
+          }
+          expect(text("long.md")).toBe("a".repeat(300))
+          expect(text("short.md")).toBe("bc")
+          expect(text("empty.md")).toBe("")
+          expect(text("long.md")).toBe("a".repeat(300))
+        }
+      }),
+  )
+})

@@ -12,9 +12,9 @@
  *
  * Folders are read with synchronous calls (Fs `containedNow`), one entry after the other: a
  * system call or two per entry costs less than a wait for the thread pool, and one walk serves
- * manifests and listings alike. So that no read holds the process for long, a walk looks at
- * MAX_EXAMINED names at most (those left out included: links that lead out, pipes), a page at
- * most its page size; each folder's names are read whole (and sorted) once.
+ * manifests and listings alike. A walk makes its calls for MAX_EXAMINED names at most (those
+ * left out included: links that lead out, pipes), a page for its page size; each folder's names
+ * are still read whole (and sorted) once.
  */
 import type { Stats } from "node:fs"
 import * as Effect from "effect/Effect"

@@ -200,7 +200,7 @@ export const makeManifests = (
       if (problem === undefined && end === "too deep")
         problem = `its folders nest deeper than ${MAX_LISTING_DEPTH} levels`
       if (problem === undefined && end === "too many")
-        problem = `its folders hold more than ${MAX_EXAMINED} entries (links, pipes and the like included)`
+        problem = `its folders hold more than ${MAX_EXAMINED} names (links, pipes and the like included)`
       if (unservable.length === 0) withheld.delete(skill.dir)
       else withheld.set(skill.dir, unservable)
       if (keep && problem === undefined && unservable.length === 0)
@@ -480,7 +480,7 @@ export const makeManifests = (
       const base = yield* skillBase(fs, skill)
       const found = yield* walkInventory(skill, base)
       let problem = found.problem
-      // SKILL.md read where the walk found it, as `readEntry` does.
+      // SKILL.md read where the walk found it, as `readEntries` does.
       const skillMd = found.files.find((file) => file.path === SKILL_FILE)
       if (problem === undefined) {
         if (skillMd === undefined) return yield* new FileNotFound({ skillId: skill.id, path: SKILL_FILE })
