@@ -136,7 +136,7 @@ export const listSkills = (
   Effect.gen(function* () {
     const { page, nextCursor } = yield* publishedPage(params)
     // Skills whose manifests are kept and unchanged are answered at once; the others are walked
-    // and read, four at a time.
+    // and read, one after the other (a manifest's calls are synchronous: Manifests.ts).
     const files = yield* SkillFiles
     const manifests = files.keptManifests(page)
     const kept = page.map((skill, index) => {
@@ -146,23 +146,20 @@ export const listSkills = (
     })
     const listed = kept.every((entry) => entry !== undefined)
       ? kept
-      : yield* Effect.forEach(
-          page,
-          (skill, index) =>
-            kept[index] !== undefined
-              ? Effect.succeed(kept[index])
-              : skillEntry(skill).pipe(
-                  Effect.map((entry): SkillEntry | undefined => entry),
-                  Effect.catchTags({
-                    SkillNotPublished: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-                    SkillUnreadable: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-                    MalformedFrontmatter: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
-                    FileTooLarge: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-                    FileNotFound: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-                    PathEscape: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
-                  }),
-                ),
-          { concurrency: 4 },
+      : yield* Effect.forEach(page, (skill, index) =>
+          kept[index] !== undefined
+            ? Effect.succeed(kept[index])
+            : skillEntry(skill).pipe(
+                Effect.map((entry): SkillEntry | undefined => entry),
+                Effect.catchTags({
+                  SkillNotPublished: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                  SkillUnreadable: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                  MalformedFrontmatter: (error) => Effect.as(logLeftOut(skill, error.reason), undefined),
+                  FileTooLarge: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+                  FileNotFound: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+                  PathEscape: (error) => Effect.as(logLeftOut(skill, error.message), undefined),
+                }),
+              ),
         )
     return {
       resultType: "complete" as const,
