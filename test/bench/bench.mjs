@@ -148,6 +148,16 @@ const idPicker = (ids) => {
   }
 }
 
+/**
+ * Reads every listed skill's SKILL.md once, right before a timed run of `get_skill`s: the servers
+ * measured one after the other then all find the files in the page cache, rather than the later
+ * ones finding what the earlier ones just read (on these machines the cache empties within
+ * minutes).
+ */
+const warmSkillFiles = (corpus, ids) => {
+  for (const id of ids) fs.readFileSync(path.join(corpus, id, "SKILL.md"))
+}
+
 const home = path.join(WORK, "home")
 const minimalEnv = (extra = {}) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...extra })
 /** A fresh cache folder (XDG_CACHE_HOME) for our servers. */
@@ -253,12 +263,14 @@ const measureSession = async (server, corpus, ids, cacheHome, large) => {
   // Distinct queries: a repeated one would be answered from the rankings kept for paging.
   const queries = benchQueries(iterations)
   result.search = await latencies(iterations, (i) => tool(client, "list_skills", { query: queries[i] }))
+  warmSkillFiles(corpus, ids)
   result.get = await latencies(iterations, () => tool(client, "get_skill", { id: randomId() }))
   const listed = await client.request({ method: "skills/list", params: {} }, ResultSchema)
   const uris = listed.skills.map((skill) => skill.uri)
   result.skillsGet = await latencies(iterations, (i) =>
     client.request({ method: "skills/get", params: { uri: uris[(i * 7919) % uris.length] } }, ResultSchema),
   )
+  warmSkillFiles(corpus, ids)
   const sequential = await time(async () => {
     for (let i = 0; i < 100; i++) await tool(client, "get_skill", { id: randomId() })
   })
@@ -355,13 +367,15 @@ const measureSession = async (server, corpus, ids, cacheHome, large) => {
  * ids: `get_skill` latencies; for the naive server, after a whole listing and a burst of
  * 1,000 concurrent calls as ours had, its peak RSS.
  */
-const measureComparison = async (starting, ids, iterations, burst) => {
+const measureComparison = async (starting, corpus, ids, iterations, burst) => {
   const { client, pid } = await starting
   if (burst) await tool(client, "list_skills", {})
   await settle(pid)
   const randomId = idPicker(ids)
+  warmSkillFiles(corpus, ids)
   const result = { get: await latencies(iterations, () => tool(client, "get_skill", { id: randomId() })) }
   if (burst) {
+    warmSkillFiles(corpus, ids)
     const concurrent = await time(() =>
       Promise.all(Array.from({ length: 1000 }, () => tool(client, "get_skill", { id: randomId() }))),
     )
@@ -550,10 +564,10 @@ const measureSize = async (size, corpus, ids) => {
   log("  naive server")
   result.naive = {
     initMs: median(runs.naive),
-    ...(await measureComparison(naive(corpus), ids, iterations, true)),
+    ...(await measureComparison(naive(corpus), corpus, ids, iterations, true)),
   }
   log("  bare SDK server")
-  result.bareGet = (await measureComparison(bare(corpus), ids, iterations, false)).get
+  result.bareGet = (await measureComparison(bare(corpus), corpus, ids, iterations, false)).get
   if (!large) {
     log("  whole-catalog sync over the Skills extension")
     result.sync = { floors: await measureWalkFloors(corpus), servers: {} }
