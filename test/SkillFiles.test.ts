@@ -12,7 +12,7 @@ import { MAX_EXAMINED } from "../src/files/Folders.js"
 import { mimeTypeOf } from "../src/files/MimeTypes.js"
 import { isBinary } from "../src/files/Reading.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
-import type { FsShape } from "../src/platform/Fs.js"
+import type { SyncContainedCalls } from "../src/platform/Fs.js"
 import { Fs } from "../src/platform/Fs.js"
 import { Settings } from "../src/Settings.js"
 import { Frontmatter, type ParsedFrontmatter, parseSkillText } from "../src/skills/Frontmatter.js"
@@ -26,12 +26,20 @@ const skillFilesOver = (fs: Layer.Layer<Fs> = Fs.node) =>
   )
 const SkillFilesTest = skillFilesOver()
 
-/** Node's file system, with some of its calls changed. */
-const nodeFsWith = (change: (node: FsShape) => FsShape) =>
-  Layer.effect(
-    Fs,
-    Effect.map(Fs, (node) => change(node)),
-  ).pipe(Layer.provide(Fs.node))
+/** SkillFiles over Node's file system, with some of its contained calls (Fs `containedNow`) changed. */
+const skillFilesWith = (change: (node: SyncContainedCalls) => Partial<SyncContainedCalls>) =>
+  Effect.provide(
+    SkillFiles,
+    skillFilesOver(
+      Layer.effect(
+        Fs,
+        Effect.map(Fs, (node) => ({
+          ...node,
+          containedNow: { ...node.containedNow, ...change(node.containedNow) },
+        })),
+      ).pipe(Layer.provide(Fs.node)),
+    ),
+  )
 
 /** A skill `pdf` inside `root/skills`, with a secret next to the skills folder. */
 const fixture = () =>
@@ -200,18 +208,9 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       const root = yield* fixture()
       const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
       const files = yield* SkillFiles
-      const byPath = yield* Effect.provide(
-        SkillFiles,
-        skillFilesOver(
-          nodeFsWith((node) => ({
-            ...node,
-            containedNow: {
-              ...node.containedNow,
-              openFolder: (real) => ({ at: real, close: () => undefined }),
-            },
-          })),
-        ),
-      )
+      const byPath = yield* skillFilesWith(() => ({
+        openFolder: (real) => ({ at: real, close: () => undefined }),
+      }))
       const listing = yield* byPath.list(skill, "")
       expect(listing.entries.map((entry) => entry.path)).toContain("references/deep/more.md")
       expect(listing).toEqual(yield* files.list(skill, ""))
@@ -250,20 +249,11 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
         const skill = { id: "pdf", dir: `${root}/skills/pdf`, rootReal: root }
         // Out of descriptors when a link's target is looked at.
         const emfile = Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" })
-        const files = yield* Effect.provide(
-          SkillFiles,
-          skillFilesOver(
-            nodeFsWith((node) => ({
-              ...node,
-              containedNow: {
-                ...node.containedNow,
-                statNamed: () => {
-                  throw emfile
-                },
-              },
-            })),
-          ),
-        )
+        const files = yield* skillFilesWith(() => ({
+          statNamed: () => {
+            throw emfile
+          },
+        }))
         const error = yield* Effect.flip(files.list(skill, ""))
         expect(error._tag).toBe("SkillUnreadable")
         expect(error.message).toContain("try again")
@@ -579,25 +569,16 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
         nodeFs.symlinkSync("more.md", `${root}/skills/pdf/references/deep/link.md`)
         const emfile = Object.assign(new Error("EMFILE: too many open files"), { code: "EMFILE" })
         const folders: Array<string> = []
-        const failing = yield* Effect.provide(
-          SkillFiles,
-          skillFilesOver(
-            nodeFsWith((node) => ({
-              ...node,
-              containedNow: {
-                ...node.containedNow,
-                openFolder: (real, within) => {
-                  folders.push(real)
-                  return node.containedNow.openFolder(real, within)
-                },
-                statNamed: (target) => {
-                  if (target.endsWith("/deep/more.md")) throw emfile
-                  return node.containedNow.statNamed(target)
-                },
-              },
-            })),
-          ),
-        )
+        const failing = yield* skillFilesWith((node) => ({
+          openFolder: (real, within) => {
+            folders.push(real)
+            return node.openFolder(real, within)
+          },
+          statNamed: (target) => {
+            if (target.endsWith("/deep/more.md")) throw emfile
+            return node.statNamed(target)
+          },
+        }))
         expect((yield* Effect.flip(failing.list(skill, "")))._tag).toBe("SkillUnreadable")
         expect(folders.at(-1)).toBe(`${nodeFs.realpathSync(skill.dir)}/references/deep`)
         expect(openDescriptors()).toBe(before)
@@ -624,21 +605,12 @@ describe("a SKILL.md read before", () => {
         // Only a file last changed over 2 s ago is remembered (Folders SETTLED_MS).
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2_100)))
         let opened = 0
-        const files = yield* Effect.provide(
-          SkillFiles,
-          skillFilesOver(
-            nodeFsWith((node) => ({
-              ...node,
-              containedNow: {
-                ...node.containedNow,
-                openFile: (file, known) => {
-                  opened++
-                  return node.containedNow.openFile(file, known)
-                },
-              },
-            })),
-          ),
-        )
+        const files = yield* skillFilesWith((node) => ({
+          openFile: (file, known) => {
+            opened++
+            return node.openFile(file, known)
+          },
+        }))
         const skill = (id: string) => ({ id, dir: `${root}/skills/${id}`, rootReal: `${root}/skills` })
         const description = (id: string) =>
           Effect.map(Effect.either(files.loadSkill(skill(id))), (loaded) =>

@@ -76,20 +76,13 @@ const unreadable = (skill: SkillRef, relative: string) => (reason: string) =>
     reason: `cannot read the folder (${reason}); try again`,
   })
 
-/** What a failed call answers: `skipped` for an error in SKIPPED_CODES; else it throws `fail`'s. */
-const skipOr =
-  <A>(skipped: A, fail: (reason: string) => SkillUnreadable) =>
-  (error: unknown): A => {
-    if (SKIPPED_CODES.has(errorCode(error))) return skipped
-    throw fail(describeIoError(error))
-  }
-
 /** `call`'s answer; `skipped` when it fails with an error in SKIPPED_CODES; else it throws `fail`'s. */
 const orSkipped = <A>(call: () => A, skipped: A, fail: (reason: string) => SkillUnreadable): A => {
   try {
     return call()
   } catch (error) {
-    return skipOr(skipped, fail)(error)
+    if (SKIPPED_CODES.has(errorCode(error))) return skipped
+    throw fail(describeIoError(error))
   }
 }
 
