@@ -16,6 +16,7 @@ import { RecheckPace } from "../src/files/Inventories.js"
 import type { Manifest } from "../src/files/Manifests.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
 import { Fs } from "../src/platform/Fs.js"
+import { fingerprintOf } from "../src/platform/Paths.js"
 import { Settings } from "../src/Settings.js"
 import { Frontmatter, parseSkillText } from "../src/skills/Frontmatter.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -578,7 +579,7 @@ describe("manifests kept between runs", () => {
         id: "pdf",
         dir: `${root}/skills/pdf`,
         rootReal: `${root}/skills`,
-        fingerprint: { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
+        fingerprint: fingerprintOf(info),
         frontmatter: parsed.right,
       }
     })

@@ -19,7 +19,7 @@ const skill = (
   rootReal: "/r",
   rootIndex: 0,
   segments,
-  fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1 },
+  fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1, ctimeMs: 1 },
   frontmatter: { raw: { name, description }, fields: { name, description }, endLine: 4 },
   diagnostics: [],
 })

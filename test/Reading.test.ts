@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import { readResolvedNow } from "../src/files/Reading.js"
 import type { FsShape } from "../src/platform/Fs.js"
 import { Fs } from "../src/platform/Fs.js"
-import { stampOf } from "../src/platform/Paths.js"
+import { fingerprintOf } from "../src/platform/Paths.js"
 import { tempTree } from "./support/tree.js"
 
 /** The real file system, noting for each file opened whether its kernel path was read. */
@@ -39,7 +39,7 @@ describe.runIf(process.platform === "linux")("a file read where its walk found i
         const root = yield* tempTree({ "skill/SKILL.md": "x", "skill/guide.md": "guide" })
         const skill = { id: "skill", dir: `${root}/skill`, rootReal: root }
         const resolved = { real: `${root}/skill/guide.md`, base: `${root}/skill`, relative: "guide.md" }
-        const found = stampOf(nodeFs.lstatSync(resolved.real))
+        const found = fingerprintOf(nodeFs.lstatSync(resolved.real))
         const { shape, pathRead } = notingFs()
         const read = readResolvedNow(shape, 1_000_000)
         const text = (stamp?: typeof found) =>

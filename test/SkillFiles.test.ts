@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as nodeFs from "node:fs"
-import { readdirSync } from "node:fs"
+import { readdirSync, type Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -14,6 +14,7 @@ import { isBinary } from "../src/files/Reading.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
 import type { SyncContainedCalls } from "../src/platform/Fs.js"
 import { Fs } from "../src/platform/Fs.js"
+import { fingerprintOf } from "../src/platform/Paths.js"
 import { Settings } from "../src/Settings.js"
 import { Frontmatter, type ParsedFrontmatter, parseSkillText } from "../src/skills/Frontmatter.js"
 import { skillMd, tempTree } from "./support/tree.js"
@@ -40,6 +41,47 @@ const skillFilesWith = (change: (node: SyncContainedCalls) => Partial<SyncContai
       ).pipe(Layer.provide(Fs.node)),
     ),
   )
+
+/** Times as a file system that keeps whole seconds gives them (ext4 with small inodes, HFS+). */
+const wholeSeconds = (info: Stats): Stats =>
+  Object.setPrototypeOf(
+    {
+      ...info,
+      mtimeMs: Math.floor(info.mtimeMs / 1000) * 1000,
+      ctimeMs: Math.floor(info.ctimeMs / 1000) * 1000,
+    },
+    Object.getPrototypeOf(info),
+  )
+
+/** SkillFiles over Node's file system as one that keeps whole seconds would answer its stats. */
+const skillFilesOnCoarseClock = Effect.provide(
+  SkillFiles,
+  skillFilesOver(
+    Layer.effect(
+      Fs,
+      Effect.map(Fs, (node) => ({
+        ...node,
+        sync: {
+          ...node.sync,
+          lstat: (target: string) => {
+            const info = node.sync.lstat(target)
+            return info === null ? null : wholeSeconds(info)
+          },
+        },
+        containedNow: {
+          ...node.containedNow,
+          openFile: (file: string, known?: (info: Stats) => boolean) => {
+            const open = node.containedNow.openFile(file, known)
+            return { ...open, info: wholeSeconds(open.info) }
+          },
+        },
+      })),
+    ).pipe(Layer.provide(Fs.node)),
+  ),
+)
+
+/** A real wait past Folders' SETTLED_MS: only what was last changed before it is trusted as it was. */
+const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2_100)))
 
 /** A skill `pdf` inside `root/skills`, with a secret next to the skills folder. */
 const fixture = () =>
@@ -260,31 +302,47 @@ layer(SkillFilesTest)("SkillFiles", (it) => {
       }),
   )
 
-  it.scoped("pages a large folder from the names it kept, and sees a file added or removed meanwhile", () =>
-    Effect.gen(function* () {
-      const names = Array.from({ length: 1_200 }, (_, index) => `f${String(index).padStart(4, "0")}.md`)
-      const root = yield* tempTree({
-        "pdf/SKILL.md": skillMd("pdf", "PDF"),
-        ...Object.fromEntries(names.map((name) => [`pdf/many/${name}`, "x"])),
-      })
-      // Settled a minute ago: a folder changed within the last seconds is never trusted.
-      const minuteAgo = new Date(Date.now() - 60_000)
-      yield* Effect.promise(() => fs.utimes(`${root}/pdf/many`, minuteAgo, minuteAgo))
-      const files = yield* SkillFiles
-      const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
-      const page = (offset: number) =>
-        Effect.map(files.children(skill, "many", offset, 2), ({ entries }) =>
-          entries.map((entry) => entry.path),
-        )
-      // The first read marks the folder, the second keeps its names, the third uses them.
-      for (let read = 0; read < 3; read++) expect(yield* page(0)).toEqual(["many/f0000.md", "many/f0001.md"])
-      yield* Effect.promise(() => fs.writeFile(`${root}/pdf/many/a-new.md`, "x"))
-      expect(yield* page(0)).toEqual(["many/a-new.md", "many/f0000.md"])
-      expect(yield* page(0)).toEqual(["many/a-new.md", "many/f0000.md"])
-      yield* Effect.promise(() => fs.rm(`${root}/pdf/many/a-new.md`))
-      expect(yield* page(0)).toEqual(["many/f0000.md", "many/f0001.md"])
-      expect(yield* page(1_199)).toEqual(["many/f1199.md"])
-    }),
+  it.scoped(
+    "pages a large folder from the names it kept, and sees a file added, removed or renamed meanwhile",
+    () =>
+      Effect.gen(function* () {
+        const names = Array.from({ length: 1_200 }, (_, index) => `f${String(index).padStart(4, "0")}.md`)
+        const root = yield* tempTree({
+          "pdf/SKILL.md": skillMd("pdf", "PDF"),
+          ...Object.fromEntries(names.map((name) => [`pdf/many/${name}`, "x"])),
+        })
+        // Settled: a folder changed (its modification or change time) within the last 2 s is never trusted.
+        const minuteAgo = new Date(Date.now() - 60_000)
+        yield* Effect.promise(() => fs.utimes(`${root}/pdf/many`, minuteAgo, minuteAgo))
+        yield* settle
+        const files = yield* SkillFiles
+        const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
+        const page = (offset: number) =>
+          Effect.map(files.children(skill, "many", offset, 2), ({ entries }) =>
+            entries.map((entry) => entry.path),
+          )
+        // The first read marks the folder, the second keeps its names, the third uses them.
+        for (let read = 0; read < 3; read++)
+          expect(yield* page(0)).toEqual(["many/f0000.md", "many/f0001.md"])
+        yield* Effect.promise(() => fs.writeFile(`${root}/pdf/many/a-new.md`, "x"))
+        expect(yield* page(0)).toEqual(["many/a-new.md", "many/f0000.md"])
+        expect(yield* page(0)).toEqual(["many/a-new.md", "many/f0000.md"])
+        yield* Effect.promise(() => fs.rm(`${root}/pdf/many/a-new.md`))
+        expect(yield* page(0)).toEqual(["many/f0000.md", "many/f0001.md"])
+        expect(yield* page(1_199)).toEqual(["many/f1199.md"])
+        // The folder's modification time put back (as a copy tool may), read twice (its names
+        // would be kept by that time alone), then a file renamed and the time put back again:
+        // only the change time says the folder changed, and it is seen.
+        yield* Effect.promise(() => fs.utimes(`${root}/pdf/many`, minuteAgo, minuteAgo))
+        for (let read = 0; read < 2; read++)
+          expect(yield* page(0)).toEqual(["many/f0000.md", "many/f0001.md"])
+        yield* Effect.promise(async () => {
+          await fs.rename(`${root}/pdf/many/f0000.md`, `${root}/pdf/many/renamed.md`)
+          await fs.utimes(`${root}/pdf/many`, minuteAgo, minuteAgo)
+        })
+        expect(yield* page(0)).toEqual(["many/f0001.md", "many/f0002.md"])
+        expect(yield* page(1_198)).toEqual(["many/f1199.md", "many/renamed.md"])
+      }),
   )
 })
 
@@ -322,14 +380,15 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     Effect.gen(function* () {
       const text = skillMd("pdf", "PDF")
       const root = yield* tempTree({ "pdf/SKILL.md": text, "pdf/references/guide.md": "guide" })
-      // Settled: changed an hour ago, so the digests are kept.
-      const hourAgo = Date.now() / 1000 - 3600
-      for (const file of ["pdf/SKILL.md", "pdf/references/guide.md"])
-        yield* Effect.promise(() => fs.utimes(`${root}/${file}`, hourAgo, hourAgo))
+      // The files settled (changed over 2 s ago), so their digests are kept; the skill folder
+      // changed just now, so its list of files is not (each look walks it).
+      yield* settle
+      yield* Effect.promise(() => fs.writeFile(`${root}/pdf/.changed`, ""))
+      yield* Effect.promise(() => fs.rm(`${root}/pdf/.changed`))
       const files = yield* SkillFiles
       const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
       const info = yield* Effect.promise(() => fs.stat(`${root}/pdf/SKILL.md`))
-      const fingerprint = { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs }
+      const fingerprint = fingerprintOf(info)
       // The catalog's own parse of the same file: equal, but another object.
       const parsed = parseSkillText(`${root}/pdf/SKILL.md`, text)
       if (Either.isLeft(parsed)) return yield* parsed.left
@@ -536,6 +595,32 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
     }),
   )
 
+  it.scoped(
+    "keeps no digest of a file copied just now with old times: a second copy in the same second is seen",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({ "pdf/SKILL.md": skillMd("pdf", "PDF"), "pdf/notes.md": "aaaa" })
+        const notes = `${root}/pdf/notes.md`
+        const hourAgo = Date.now() / 1000 - 3600
+        // As `cp -a`, `rsync -a` or `tar -x` leave a file: its old modification time, a change time of now.
+        const copy = (text: string) =>
+          Effect.promise(async () => {
+            await fs.writeFile(notes, text)
+            await fs.utimes(notes, hourAgo, hourAgo)
+          })
+        yield* copy("aaaa")
+        const files = yield* skillFilesOnCoarseClock
+        const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
+        const digestOfNotes = (manifest: {
+          readonly files: ReadonlyArray<{ path: string; digest: string }>
+        }) => manifest.files.find((file) => file.path === "notes.md")?.digest
+        expect(digestOfNotes(yield* files.manifest(skill))).toBe(sha("aaaa"))
+        // Copied again within the same second of a coarse clock: every field of its stamp the same.
+        yield* copy("bbbb")
+        expect(digestOfNotes(yield* files.manifest(skill))).toBe(sha("bbbb"))
+      }),
+  )
+
   it.scoped("refuses skills over the extension's limits, or holding a file over the size limit", () =>
     Effect.gen(function* () {
       const many: Record<string, string> = { "many/SKILL.md": skillMd("many", "M") }
@@ -602,8 +687,8 @@ describe("a SKILL.md read before", () => {
         })
         // A write through another link would change it under the same path: never remembered.
         nodeFs.linkSync(`${root}/skills/linked/SKILL.md`, `${root}/linked-elsewhere.md`)
-        // Only a file last changed over 2 s ago is remembered (Folders SETTLED_MS).
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2_100)))
+        // Only a file last changed over 2 s ago is remembered.
+        yield* settle
         let opened = 0
         const files = yield* skillFilesWith((node) => ({
           openFile: (file, known) => {

@@ -45,6 +45,8 @@ export interface Listing {
   readonly entries: ReadonlyArray<ListingEntry>
   /** True when the listing stopped at MAX_LISTING entries, MAX_LISTING_DEPTH levels or MAX_EXAMINED names. */
   readonly truncated: boolean
+  /** Which of those limits stopped it, when it did. */
+  readonly stoppedBy?: "entries" | "depth" | "names"
 }
 
 /** A listing stops after this many entries... */
@@ -59,6 +61,14 @@ export const MAX_LISTING_DEPTH = 16
  * seconds), so one changed just now could change again and keep its timestamp.
  */
 export const SETTLED_MS = 2_000
+
+/**
+ * Whether a folder or file had settled by `now` (see SETTLED_MS): judged by the later of its
+ * modification and change times, as tools that copy or unpack files (`cp -a`, `rsync -a`,
+ * `tar -x`) set the modification time back while the kernel moves the change time.
+ */
+export const settled = (info: Pick<Stats, "mtimeMs" | "ctimeMs">, now: number): boolean =>
+  now - Math.max(info.mtimeMs, info.ctimeMs) > SETTLED_MS
 /** Folders of at least this many entries keep their sorted names between pages... */
 const KEPT_FOLDER_MIN = 1_000
 /** ...and this many such folders at most (the oldest is dropped first). */
@@ -232,10 +242,11 @@ export const listFolder = (fs: FsShape, skill: SkillRef, folder: ResolvedPath) =
       entries.push(listingEntry(path, entry))
       return true
     }
-    return Effect.map(
-      walk(fs, skill, folder.base, folder.real, folder.relative, visit),
-      (end): Listing => ({ path: folder.relative, entries, truncated: end !== "complete" }),
-    )
+    return Effect.map(walk(fs, skill, folder.base, folder.real, folder.relative, visit), (end): Listing => {
+      if (end === "complete") return { path: folder.relative, entries, truncated: false }
+      const stoppedBy = end === "stopped" ? "entries" : end === "too deep" ? "depth" : "names"
+      return { path: folder.relative, entries, truncated: true, stoppedBy }
+    })
   })
 
 /**
@@ -251,8 +262,8 @@ export const makeFolderPages = (fs: FsShape) => {
     kept.delete(real) // re-inserted last: the oldest is dropped first
     if (names.length < KEPT_FOLDER_MIN) return
     if (kept.size >= KEPT_FOLDERS) kept.delete(kept.keys().next().value ?? "")
-    const settled = info !== null && Date.now() - info.mtimeMs > SETTLED_MS
-    kept.set(real, settled ? { fingerprint: fingerprintOf(info), names } : { fingerprint: null, names: [] })
+    const known = info !== null && settled(info, Date.now())
+    kept.set(real, known ? { fingerprint: fingerprintOf(info), names } : { fingerprint: null, names: [] })
   }
 
   const namesIn = (real: string, at: string, fail: (reason: string) => SkillUnreadable) => {

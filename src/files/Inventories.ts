@@ -19,8 +19,8 @@
 import * as Context from "effect/Context"
 import { SLICE_MS } from "../platform/EventLoop.js"
 import type { FsShape } from "../platform/Fs.js"
-import type { Stamp } from "../platform/Paths.js"
-import { isInside, sameStamp } from "../platform/Paths.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { isInside, sameFingerprint } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import type { KeptInventory } from "./KeptInventory.js"
 import {
@@ -42,19 +42,19 @@ import { makeWatches } from "./Watches.js"
 export interface FoundFile {
   readonly path: string
   readonly real: string
-  readonly stamp: Stamp
+  readonly stamp: Fingerprint
 }
 
 /** A folder of a skill as the walk found it ("" for the skill folder), before it was read. */
 export interface FoundFolder {
   readonly path: string
-  readonly stamp: Stamp
+  readonly stamp: Fingerprint
 }
 
 export const DIGEST_PREFIX = "sha256:"
 
 /** A digest, and the stamp of the file as it was opened to be hashed. */
-export interface CachedDigest extends Stamp {
+export interface CachedDigest extends Fingerprint {
   readonly digest: string
   /** SKILL.md's only: the key of the frontmatter the bytes hashed parse to (Manifests.ts). */
   readonly frontmatterKey: string | undefined
@@ -523,7 +523,7 @@ export const makeInventories = (
     /** A file's digest, while the file has the stamp it had when it was hashed. */
     digestOf: (file: FoundFile): CachedDigest | undefined => {
       const cached = digests.get(file.real)
-      return cached === undefined || !sameStamp(cached, file.stamp) ? undefined : cached
+      return cached === undefined || !sameFingerprint(cached, file.stamp) ? undefined : cached
     },
     keptDigest,
     keptFrontmatterKey,

@@ -4,7 +4,7 @@
  * it, and what a record (ManifestStore.ts) must look like to be taken in as one. No state here.
  */
 import * as path from "node:path"
-import type { Stamp } from "../platform/Paths.js"
+import type { Fingerprint } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import { MANIFEST_SEGMENT } from "../skills/Uris.js"
 import { fileUriProblem } from "./Containment.js"
@@ -49,14 +49,14 @@ export const keptSize = (kept: KeptInventory, index: number): number =>
   kept.stamps[fileAt(kept, index) + 2] ?? 0
 
 /** A kept file's stamp (`index`), as an object: for the one file a call compares in full. */
-export const keptStamp = (kept: KeptInventory, index: number): Stamp => {
+export const keptStamp = (kept: KeptInventory, index: number): Fingerprint => {
   const at = fileAt(kept, index)
   const [dev = 0, ino = 0, size = 0, mtimeMs = 0, ctimeMs = 0] = kept.stamps.slice(at, at + FILE_FIELDS)
   return { dev, ino, size, mtimeMs, ctimeMs }
 }
 
 /** Whether a stamp is a kept file's (`index`), compared number by number (no object made). */
-export const isKeptStamp = (kept: KeptInventory, index: number, stamp: Stamp): boolean => {
+export const isKeptStamp = (kept: KeptInventory, index: number, stamp: Fingerprint): boolean => {
   const at = fileAt(kept, index)
   const { stamps } = kept
   return (

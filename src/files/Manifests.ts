@@ -13,14 +13,14 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { FileNotFound, SkillNotPublished, SkillUnreadable } from "../Errors.js"
 import type { FsShape } from "../platform/Fs.js"
-import type { Fingerprint, Stamp } from "../platform/Paths.js"
-import { isInside, sameFingerprint, sameStamp, stampOf } from "../platform/Paths.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { fingerprintOf, isInside, sameFingerprint } from "../platform/Paths.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import type { Frontmatter, ParsedFrontmatter } from "../skills/Frontmatter.js"
 import { beginsWithFrontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { fileUriProblem, skillBase, skillBaseNow } from "./Containment.js"
-import { MAX_EXAMINED, MAX_LISTING_DEPTH, SETTLED_MS, walk } from "./Folders.js"
+import { MAX_EXAMINED, MAX_LISTING_DEPTH, settled, walk } from "./Folders.js"
 import type { FoundFile, FoundFolder, RecheckPace } from "./Inventories.js"
 import { DIGEST_PREFIX, makeInventories } from "./Inventories.js"
 import type { KeptInventory } from "./KeptInventory.js"
@@ -104,7 +104,7 @@ interface KnownEntry {
 export interface CoveredFile {
   readonly resolved: ResolvedPath
   /** The file as kept: the file opened must be this one (Reading `readResolved`'s `found`). */
-  readonly found: Stamp
+  readonly found: Fingerprint
 }
 
 export const makeManifests = (
@@ -167,17 +167,17 @@ export const makeManifests = (
       let problem: string | undefined
       let keep = false
       if (top !== null) {
-        folders.push({ path: "", stamp: stampOf(top) })
-        keep = top.isDirectory() && walkedAt - top.mtimeMs > SETTLED_MS
+        folders.push({ path: "", stamp: fingerprintOf(top) })
+        keep = top.isDirectory() && settled(top, walkedAt)
       }
       const end = yield* walk(fs, skill, base, base, "", (entry, entryPath) => {
         // Found through a link (its real path is not where its name is): walked every time.
         if (entry.real !== path.join(base, ...entryPath.split("/"))) keep = false
-        else if (walkedAt - entry.info.mtimeMs <= SETTLED_MS) keep = false
+        else if (!settled(entry.info, walkedAt)) keep = false
         // On another file system (a mount inside the skill): its changes may reach no watch.
         if (entry.info.dev !== top?.dev) watched = false
         if (entry.type === "directory") {
-          folders.push({ path: entryPath, stamp: stampOf(entry.info) })
+          folders.push({ path: entryPath, stamp: fingerprintOf(entry.info) })
           // Watched before the walk reads it (it is read once `visit` returns).
           if (keep && watched) watched = inventories.watchFolder(base, entry.real)
           return true
@@ -194,7 +194,7 @@ export const makeManifests = (
           problem = `'${entryPath}' is ${entry.info.size} bytes, over the ${maxFileBytes}-byte file limit (--max-file-bytes)`
         } else if (total > MAX_SKILL_BYTES)
           problem = `its files add up to more than ${MAX_SKILL_BYTES} bytes (16 MiB)`
-        else files.push({ path: entryPath, real: entry.real, stamp: stampOf(entry.info) })
+        else files.push({ path: entryPath, real: entry.real, stamp: fingerprintOf(entry.info) })
         return problem === undefined
       })
       if (problem === undefined && end === "too deep")
@@ -279,10 +279,10 @@ export const makeManifests = (
         }
         if (skillMd === true) parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
         // Changed since the walk found it: what is kept of the skill is checked again next time.
-        if (!sameStamp(stampOf(opened), file.stamp)) inventories.unsure(base)
-        if (readAt - opened.mtimeMs > SETTLED_MS) {
+        if (!sameFingerprint(fingerprintOf(opened), file.stamp)) inventories.unsure(base)
+        if (settled(opened, readAt)) {
           const key = parsed === undefined ? undefined : frontmatterKey(parsed)
-          const cached = { ...stampOf(opened), digest, frontmatterKey: key }
+          const cached = { ...fingerprintOf(opened), digest, frontmatterKey: key }
           inventories.keepDigest(skill.rootReal, base, file.real, cached)
         }
         entries.set(file, { entry: { path: file.path, size, digest }, frontmatter: parsed })

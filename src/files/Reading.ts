@@ -19,8 +19,8 @@ import {
 } from "../Errors.js"
 import type { FsPort, FsShape, OpenFile, SyncFsPort } from "../platform/Fs.js"
 import { describeIoError, errorCode } from "../platform/Fs.js"
-import type { Stamp } from "../platform/Paths.js"
-import { sameStamp, stampOf } from "../platform/Paths.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { fingerprintOf, sameFingerprint } from "../platform/Paths.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { openedInside } from "./Containment.js"
 import { mimeTypeOf } from "./MimeTypes.js"
@@ -124,7 +124,7 @@ const checkOpened = (
   requested: string,
   maxFileBytes: number,
   { info, opened }: OpenFile,
-  found: Stamp | undefined,
+  found: Fingerprint | undefined,
 ) => {
   const relative = resolved.relative
   const refuse = (reason: string) => new InvalidArgument({ argument: "path", reason })
@@ -156,8 +156,8 @@ const contentOf = (
 }
 
 /** Whether `info` is exactly the file found (`found`): then its kernel path need not be read. */
-const knownAs = (found: Stamp | undefined) =>
-  found === undefined ? undefined : (info: Stats) => sameStamp(stampOf(info), found)
+const knownAs = (found: Fingerprint | undefined) =>
+  found === undefined ? undefined : (info: Stats) => sameFingerprint(fingerprintOf(info), found)
 
 /**
  * Reads a file resolved inside the skill, within `maxFileBytes`, with the stat of the file as it
@@ -173,7 +173,7 @@ export const readResolved =
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
-    found?: Stamp,
+    found?: Fingerprint,
   ): Promise<{ readonly content: FileContent; readonly opened: Stats }> => {
     try {
       const open = await fs.contained.openFile(resolved.real, knownAs(found))
@@ -200,7 +200,7 @@ export const readResolvedNow =
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
-    found?: Stamp,
+    found?: Fingerprint,
     scratch?: Buffer,
   ): { readonly content: FileContent; readonly opened: Stats } => {
     try {
@@ -225,7 +225,7 @@ export const fileReader = (fs: FsShape, maxFileBytes: number, now = false) => {
     skill: SkillRef,
     resolved: ResolvedPath,
     requested: string,
-    found?: Stamp,
+    found?: Fingerprint,
   ): Effect.Effect<{ readonly content: FileContent; readonly opened: Stats }, SkillError> =>
     now
       ? Effect.try({

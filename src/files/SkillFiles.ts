@@ -11,15 +11,15 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { SkillError } from "../Errors.js"
 import { Fs } from "../platform/Fs.js"
-import type { Stamp } from "../platform/Paths.js"
-import { childPath, isInside, sameStamp, stampOf } from "../platform/Paths.js"
+import type { Fingerprint } from "../platform/Paths.js"
+import { childPath, fingerprintOf, isInside, sameFingerprint } from "../platform/Paths.js"
 import { Settings } from "../Settings.js"
 import { SKILL_FILE } from "../skills/Discovery.js"
 import type { ParsedSkill } from "../skills/Frontmatter.js"
 import { Frontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { checkRelativePath, resolveIn } from "./Containment.js"
-import { folderOf, listFolder, makeFolderPages, SETTLED_MS } from "./Folders.js"
+import { folderOf, listFolder, makeFolderPages, settled } from "./Folders.js"
 import { RecheckPace } from "./Inventories.js"
 import { makeManifestStore } from "./ManifestStore.js"
 import type { CoveredFile, IndexedSkillMd } from "./Manifests.js"
@@ -53,7 +53,12 @@ const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
 const makeSkillMdMemory = (maxBytes: number) => {
   const entries = new Map<
     string,
-    { readonly file: string; readonly stamp: Stamp; readonly loaded: LoadedSkill; readonly size: number }
+    {
+      readonly file: string
+      readonly stamp: Fingerprint
+      readonly loaded: LoadedSkill
+      readonly size: number
+    }
   >()
   let total = 0
   const drop = (dir: string) => {
@@ -68,7 +73,7 @@ const makeSkillMdMemory = (maxBytes: number) => {
       const entry = entries.get(dir)
       if (entry === undefined) return undefined
       const now = lstat(entry.file)
-      if (now === null || !sameStamp(stampOf(now), entry.stamp)) return undefined
+      if (now === null || !sameFingerprint(fingerprintOf(now), entry.stamp)) return undefined
       // Most recently used last.
       entries.delete(dir)
       entries.set(dir, entry)
@@ -77,9 +82,9 @@ const makeSkillMdMemory = (maxBytes: number) => {
     /** Remembers what was read of `dir`'s SKILL.md (`file`), opened with the stat `opened`. */
     set: (dir: string, file: string, opened: Stats, loaded: LoadedSkill, size: number) => {
       drop(dir)
-      if (size > maxBytes || Date.now() - opened.ctimeMs <= SETTLED_MS || opened.nlink !== 1) return
+      if (size > maxBytes || !settled(opened, Date.now()) || opened.nlink !== 1) return
       if (!seesEveryChange(path.dirname(file))) return
-      entries.set(dir, { file, stamp: stampOf(opened), loaded, size })
+      entries.set(dir, { file, stamp: fingerprintOf(opened), loaded, size })
       total += size
       for (const [oldest] of entries) {
         if (total <= maxBytes) break

@@ -11,7 +11,7 @@ import { Catalog } from "../catalog/Catalog.js"
 import type { Skill, Snapshot } from "../catalog/Snapshot.js"
 import type { SkillError } from "../Errors.js"
 import { echo, InvalidArgument } from "../Errors.js"
-import type { Listing } from "../files/Folders.js"
+import { type Listing, MAX_EXAMINED, MAX_LISTING_DEPTH } from "../files/Folders.js"
 import { SkillFiles } from "../files/SkillFiles.js"
 import { withCatalog } from "../instructions.js"
 import { notServedNote } from "../report/CatalogReport.js"
@@ -315,8 +315,17 @@ const listingText = (id: string, listing: Listing) => {
     entry.type === "directory" ? `${entry.path}/` : `${entry.path} (${entry.size ?? 0} bytes)`,
   )
   const where = listing.path === "" ? `skill '${id}'` : `'${listing.path}' in skill '${id}'`
-  const more = listing.truncated ? `\n(listing stopped after ${listing.entries.length} entries)` : ""
-  return `Files in ${where}:\n${lines.join("\n")}${more}`
+  return `Files in ${where}:\n${lines.join("\n")}${stopText(listing)}`
+}
+
+/** Why a listing stopped, for people and models. */
+const stopText = (listing: Listing) => {
+  if (!listing.truncated) return ""
+  if (listing.stoppedBy === "depth")
+    return `\n(listing stopped at ${MAX_LISTING_DEPTH} levels of folders: deeper files are not listed)`
+  if (listing.stoppedBy === "names")
+    return `\n(listing stopped after looking at ${MAX_EXAMINED} names, those left out included)`
+  return `\n(listing stopped after ${listing.entries.length} entries)`
 }
 
 const readSkillFile = (input: unknown) =>

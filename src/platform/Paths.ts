@@ -5,12 +5,17 @@
 import type { Stats } from "node:fs"
 import * as path from "node:path"
 
-/** What identifies one version of a file: a change to any of these means "re-read it". */
+/**
+ * What identifies one version of a file or folder: a change to any of these means "look again".
+ * The change time is part of it because tools that copy or unpack files (`cp -a`, `rsync -a`,
+ * `tar -x`, `unzip`) set the modification time back, and only the kernel sets the change time.
+ */
 export interface Fingerprint {
   readonly dev: number
   readonly ino: number
   readonly size: number
   readonly mtimeMs: number
+  readonly ctimeMs: number
 }
 
 export const fingerprintOf = (info: Stats): Fingerprint => ({
@@ -18,25 +23,15 @@ export const fingerprintOf = (info: Stats): Fingerprint => ({
   ino: info.ino,
   size: info.size,
   mtimeMs: info.mtimeMs,
-})
-
-export const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
-  a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
-
-/** What identifies one version of a file or folder (a fingerprint and the change time): any change to a field means "look again". */
-export interface Stamp extends Fingerprint {
-  readonly ctimeMs: number
-}
-
-export const stampOf = (info: Stats): Stamp => ({
-  dev: info.dev,
-  ino: info.ino,
-  size: info.size,
-  mtimeMs: info.mtimeMs,
   ctimeMs: info.ctimeMs,
 })
 
-export const sameStamp = (a: Stamp, b: Stamp): boolean => sameFingerprint(a, b) && a.ctimeMs === b.ctimeMs
+export const sameFingerprint = (a: Fingerprint, b: Fingerprint): boolean =>
+  a.dev === b.dev &&
+  a.ino === b.ino &&
+  a.size === b.size &&
+  a.mtimeMs === b.mtimeMs &&
+  a.ctimeMs === b.ctimeMs
 
 /** True when `target` is `base` or below it; separator-aware (`/a/bc` is not inside `/a/b`). */
 export const isInside = (base: string, target: string): boolean => {

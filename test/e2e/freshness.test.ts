@@ -109,6 +109,12 @@ const SyncPage = Schema.Struct({
   nextCursor: Schema.optional(Schema.String),
 })
 
+/** What skills/list says of each skill's description. */
+const DescribedPage = Schema.Struct({
+  skills: Schema.Array(Schema.Struct({ frontmatter: Schema.Struct({ description: Schema.String }) })),
+  nextCursor: Schema.optional(Schema.String),
+})
+
 /** Every file's digest over a whole sync, by URI. */
 const fullSync = async (server: RunningServer) => {
   const { entries } = await listAllSkills(server, SyncPage)
@@ -132,12 +138,8 @@ describe("re-syncing over skills/list", () => {
         )
         await fs.writeFile(path.join(root, `skill-${i}`, "references", "notes.md"), `notes ${i}`)
       }
-      // Settled an hour ago, as skills installed earlier are: their manifests are kept.
-      const hourAgo = Date.now() / 1000 - 3600
-      for (let i = 0; i < 30; i++) {
-        for (const file of ["SKILL.md", "references/notes.md", "references", "."])
-          await fs.utimes(path.join(root, `skill-${i}`, file), hourAgo, hourAgo)
-      }
+      // Settled (unchanged for over 2 s), as skills installed earlier are: their manifests are kept.
+      await new Promise((resolve) => setTimeout(resolve, 2_100))
       const start = () =>
         startServer([root, ...flags], {
           env: { HOME: home, XDG_CACHE_HOME: path.join(home, "cache") },
@@ -170,6 +172,49 @@ describe("re-syncing over skills/list", () => {
       expect((await fs.readdir(path.join(home, "cache", "skills-mcp", "manifests"))).length).toBe(1)
     },
   )
+})
+
+describe("a SKILL.md copied in place with its old times (as rsync -a, cp -a or tar -x leave it)", () => {
+  it.each<readonly [string, ReadonlyArray<string>]>([
+    ["with the watcher", []],
+    ["without the watcher", ["--no-watch", "--refresh-ms", "0"]],
+  ])("%s: a rewrite of the same size is served by every surface", async (_, flags) => {
+    const home = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "skills-mcp-copied-")))
+    const root = path.join(home, "skills")
+    const file = path.join(root, "copied", "SKILL.md")
+    const hourAgo = Date.now() / 1000 - 3600
+    const copyIn = async (description: string) => {
+      await fs.writeFile(file, skillMd("copied", description))
+      await fs.utimes(file, hourAgo, hourAgo)
+    }
+    await fs.mkdir(path.join(root, "copied"), { recursive: true })
+    await copyIn("Old words here.")
+    const server = await startServer([root, ...flags], {
+      env: { HOME: home, XDG_CACHE_HOME: path.join(home, "cache") },
+      capabilities: { extensions: { "io.modelcontextprotocol/skills": {} } },
+    })
+    cleanups.push(async () => {
+      await server.close()
+      await fs.rm(home, { recursive: true, force: true })
+    })
+    const listed = async () =>
+      (
+        (await callTool(server, "list_skills", {})).structuredContent as {
+          skills: Array<{ id: string; description: string }>
+        }
+      ).skills.map((skill) => skill.description)
+    const synced = async () =>
+      (await listAllSkills(server, DescribedPage)).entries.map((entry) => entry.frontmatter.description)
+    expect(await listed()).toEqual(["Old words here."])
+    expect(await synced()).toEqual(["Old words here."])
+    // The same size, and the same modification time: only the change time tells.
+    await copyIn("New words here.")
+    await eventually(async () => {
+      expect(await listed()).toEqual(["New words here."])
+      expect(await synced()).toEqual(["New words here."])
+    })
+    expect(await descriptionOf(server, "copied")).toBe("New words here.")
+  })
 })
 
 describe("re-syncing over skills/list, with the watcher", () => {

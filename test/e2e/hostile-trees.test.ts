@@ -126,6 +126,7 @@ describe("large and deep trees", () => {
       (e) => e.path,
     )
     expect(Math.max(...paths.map((p) => p.split("/").length))).toBeLessThanOrEqual(16)
+    expect(toolText(listing)).toContain("listing stopped at 16 levels of folders")
     const bottom = await callTool(server, "read_skill_file", {
       id: "nested",
       path: `${"d/".repeat(200)}bottom.md`,

@@ -12,7 +12,7 @@ export const fakeSkill = (id: string, description: string): Skill => ({
   rootReal: "/skills",
   rootIndex: 0,
   segments: [id],
-  fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1 },
+  fingerprint: { dev: 1, ino: 1, size: 1, mtimeMs: 1, ctimeMs: 1 },
   frontmatter: { raw: { name: id, description }, fields: { name: id, description }, endLine: 3 },
   diagnostics: [],
 })
