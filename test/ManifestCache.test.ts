@@ -12,6 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import { SettleWindow } from "../src/files/Folders.js"
 import { RecheckPace } from "../src/files/Inventories.js"
 import type { Manifest } from "../src/files/Manifests.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
@@ -38,6 +39,8 @@ const skillFiles = (cache?: string, watch = false, pace: RecheckPace["Type"] = N
         Settings.make({ manifestCache: cache, watch }),
         Fs.node,
         Layer.succeed(RecheckPace, pace),
+        // What changed over 1 ms ago is trusted as it was (2 s in the server): these tests need no wait.
+        Layer.succeed(SettleWindow, { ms: 1 }),
       ),
     ),
   )
@@ -57,7 +60,7 @@ const eventually = <A, E>(check: Effect.Effect<A, E>) =>
     }
   })
 
-/** Every file and folder below `root` (and `root`) dated an hour ago: settled, so kept. */
+/** Every file and folder below `root` (and `root`) dated an hour ago, then a wait past the settle window: kept. */
 const settle = (root: string) =>
   Effect.promise(async () => {
     const hourAgo = Date.now() / 1000 - 3600
@@ -68,6 +71,7 @@ const settle = (root: string) =>
       await fs.utimes(at, hourAgo, hourAgo)
     }
     await visit(root)
+    await new Promise((resolve) => setTimeout(resolve, 5))
   })
 
 const files = (manifest: Manifest) => manifest.files.map((file) => `${file.path} ${file.size} ${file.digest}`)

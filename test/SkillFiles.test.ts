@@ -621,6 +621,34 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
       }),
   )
 
+  it.scoped.runIf(process.platform === "linux")(
+    "leaves out names that are not UTF-8, and lists a name with U+FFFD once, as the file it names",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({
+          "pdf/SKILL.md": skillMd("pdf", "PDF"),
+          "pdf/\u{FFFD}.txt": "replacement",
+        })
+        // A name of bytes that are not UTF-8, which Node would decode to the same "\u{FFFD}.txt".
+        nodeFs.writeFileSync(
+          Buffer.concat([Buffer.from(`${root}/pdf/`), Buffer.from([0xff]), Buffer.from(".txt")]),
+          "raw",
+        )
+        nodeFs.writeFileSync(
+          Buffer.concat([Buffer.from(`${root}/pdf/only-`), Buffer.from([0xfe]), Buffer.from(".txt")]),
+          "raw",
+        )
+        const files = yield* SkillFiles
+        const skill = { id: "pdf", dir: `${root}/pdf`, rootReal: root }
+        expect((yield* files.manifest(skill)).files.map((file) => `${file.path} ${file.digest}`)).toEqual([
+          `SKILL.md ${sha(skillMd("pdf", "PDF"))}`,
+          `\u{FFFD}.txt ${sha("replacement")}`,
+        ])
+        const listing = yield* files.list(skill, "")
+        expect(listing.entries.map((entry) => entry.path)).toEqual(["SKILL.md", "\u{FFFD}.txt"])
+      }),
+  )
+
   it.scoped("refuses skills over the extension's limits, or holding a file over the size limit", () =>
     Effect.gen(function* () {
       const many: Record<string, string> = { "many/SKILL.md": skillMd("many", "M") }
@@ -675,7 +703,7 @@ layer(SkillFilesTest)("SkillFiles.manifest", (it) => {
 // read (SkillFiles `loadSkill`), covered by watches or not: exactly as fresh as a read.
 describe("a SKILL.md read before", () => {
   it.scoped(
-    "is served fresh on the very next call once edited in place, replaced, or its folder swapped for a link; one of several links is read each time",
+    "is served fresh on the very next call once edited in place, replaced, its folder swapped for a link or moved out and linked back; one of several links is read each time",
     () =>
       Effect.gen(function* () {
         const root = yield* tempTree({
@@ -683,6 +711,7 @@ describe("a SKILL.md read before", () => {
           "skills/replaced/SKILL.md": skillMd("replaced", "PDF"),
           "skills/swapped/SKILL.md": skillMd("swapped", "PDF"),
           "elsewhere/SKILL.md": skillMd("swapped", "Not the skill."),
+          "skills/moved/SKILL.md": skillMd("moved", "PDF"),
           "skills/linked/SKILL.md": skillMd("linked", "PDF"),
         })
         // A write through another link would change it under the same path: never remembered.
@@ -701,10 +730,11 @@ describe("a SKILL.md read before", () => {
           Effect.map(Effect.either(files.loadSkill(skill(id))), (loaded) =>
             loaded._tag === "Right" ? loaded.right.description : loaded.left._tag,
           )
-        for (const id of ["edited", "replaced", "swapped"]) expect(yield* description(id)).toBe("PDF")
+        const remembered = ["edited", "replaced", "swapped", "moved"]
+        for (const id of remembered) expect(yield* description(id)).toBe("PDF")
         // Remembered: read again without opening the file, so what follows checks the memory.
         const before = opened
-        for (const id of ["edited", "replaced", "swapped"]) expect(yield* description(id)).toBe("PDF")
+        for (const id of remembered) expect(yield* description(id)).toBe("PDF")
         expect(opened).toBe(before)
         for (const round of [1, 2]) {
           expect(yield* description("linked")).toBe("PDF")
@@ -715,6 +745,10 @@ describe("a SKILL.md read before", () => {
         nodeFs.renameSync(`${root}/new.md`, `${root}/skills/replaced/SKILL.md`)
         nodeFs.renameSync(`${root}/skills/swapped`, `${root}/moved`)
         nodeFs.symlinkSync(`${root}/elsewhere`, `${root}/skills/swapped`)
+        // The very same folder and file, now outside the skills folder, reached through a link.
+        nodeFs.renameSync(`${root}/skills/moved`, `${root}/moved-out`)
+        nodeFs.symlinkSync(`${root}/moved-out`, `${root}/skills/moved`)
+        expect(yield* description("moved")).toBe("PathEscape")
         expect(yield* description("edited")).toBe("FDP")
         expect(yield* description("replaced")).toBe("Portable documents, rewritten.")
         expect(yield* description("swapped")).toBe("PathEscape")

@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { SettleWindow } from "../src/files/Folders.js"
 import { RecheckPace } from "../src/files/Inventories.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
 import type { WatchesOptions } from "../src/files/Watches.js"
@@ -36,7 +37,7 @@ const until = (check: () => boolean) =>
     return check()
   })
 
-/** Every file and folder below `root` dated an hour ago: settled, so kept. */
+/** Every file and folder below `root` dated an hour ago, then a wait past the settle window: kept. */
 const settle = (root: string) => {
   const hourAgo = Date.now() / 1000 - 3600
   const visit = (at: string) => {
@@ -45,6 +46,7 @@ const settle = (root: string) => {
     nodeFs.utimesSync(at, hourAgo, hourAgo)
   }
   visit(root)
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
 }
 
 /** The tree's skill folders, with watches (`options` as makeWatches takes them) closed at the end of the test. */
@@ -217,6 +219,8 @@ const watchingSkillFiles = (layer: Layer.Layer<Fs>, cache?: string) =>
         Settings.make({ watch: true, manifestCache: cache }),
         layer,
         Layer.succeed(RecheckPace, { everyMs: 1_000, perTick: 0 }),
+        // What changed over 1 ms ago is trusted as it was (2 s in the server): these tests need no wait.
+        Layer.succeed(SettleWindow, { ms: 1 }),
       ),
     ),
   )
@@ -251,7 +255,8 @@ describe.runIf(process.platform === "linux")("a covered skill's files", () => {
       // Seen through the watches (the re-check is off): no longer covered, resolved on each read.
       let resolved = 0
       for (const deadline = Date.now() + 5_000; resolved === 0 && Date.now() < deadline; ) {
-        resolved = yield* realpathsOf(service.loadSkill(skill))
+        // Not SKILL.md, which a read before may answer from memory.
+        resolved = yield* realpathsOf(service.readText(skill, "references/guide.md"))
         if (resolved === 0) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
       }
       expect(resolved).toBeGreaterThan(0)

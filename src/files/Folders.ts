@@ -17,6 +17,7 @@
  * are still read whole (and sorted) once.
  */
 import type { Stats } from "node:fs"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { FileNotFound, InvalidArgument, SkillUnreadable } from "../Errors.js"
 import type { FsShape } from "../platform/Fs.js"
@@ -62,13 +63,18 @@ export const MAX_LISTING_DEPTH = 16
  */
 export const SETTLED_MS = 2_000
 
+/** The wait after a change before a folder or file is trusted as it was: SETTLED_MS (tests shorten it). */
+export class SettleWindow extends Context.Reference<SettleWindow>()("skills-mcp/SettleWindow", {
+  defaultValue: (): { readonly ms: number } => ({ ms: SETTLED_MS }),
+}) {}
+
 /**
- * Whether a folder or file had settled by `now` (see SETTLED_MS): judged by the later of its
- * modification and change times, as tools that copy or unpack files (`cp -a`, `rsync -a`,
- * `tar -x`) set the modification time back while the kernel moves the change time.
+ * Whether a folder or file had settled by `now`, `windowMs` after its last change: judged by the
+ * later of its modification and change times, as tools that copy or unpack files (`cp -a`,
+ * `rsync -a`, `tar -x`) set the modification time back while the kernel moves the change time.
  */
-export const settled = (info: Pick<Stats, "mtimeMs" | "ctimeMs">, now: number): boolean =>
-  now - Math.max(info.mtimeMs, info.ctimeMs) > SETTLED_MS
+export const settled = (info: Pick<Stats, "mtimeMs" | "ctimeMs">, now: number, windowMs: number): boolean =>
+  now - Math.max(info.mtimeMs, info.ctimeMs) > windowMs
 /** Folders of at least this many entries keep their sorted names between pages... */
 const KEPT_FOLDER_MIN = 1_000
 /** ...and this many such folders at most (the oldest is dropped first). */
@@ -255,14 +261,14 @@ export const listFolder = (fs: FsShape, skill: SkillRef, folder: ResolvedPath) =
  * per page): it is marked on its first read, and from the next on stat'ed first and its names
  * kept once settled (SETTLED_MS). Smaller folders are read without a stat (one wait, not two).
  */
-export const makeFolderPages = (fs: FsShape) => {
+export const makeFolderPages = (fs: FsShape, settleMs: number = SETTLED_MS) => {
   const kept = new Map<string, { readonly fingerprint: Fingerprint | null; readonly names: Array<string> }>()
 
   const keep = (real: string, info: Stats | null, names: Array<string>) => {
     kept.delete(real) // re-inserted last: the oldest is dropped first
     if (names.length < KEPT_FOLDER_MIN) return
     if (kept.size >= KEPT_FOLDERS) kept.delete(kept.keys().next().value ?? "")
-    const known = info !== null && settled(info, Date.now())
+    const known = info !== null && settled(info, Date.now(), settleMs)
     kept.set(real, known ? { fingerprint: fingerprintOf(info), names } : { fingerprint: null, names: [] })
   }
 

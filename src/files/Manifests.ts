@@ -20,7 +20,7 @@ import type { Frontmatter, ParsedFrontmatter } from "../skills/Frontmatter.js"
 import { beginsWithFrontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { fileUriProblem, skillBase, skillBaseNow } from "./Containment.js"
-import { MAX_EXAMINED, MAX_LISTING_DEPTH, settled, walk } from "./Folders.js"
+import { MAX_EXAMINED, MAX_LISTING_DEPTH, SETTLED_MS, settled, walk } from "./Folders.js"
 import type { FoundFile, FoundFolder, RecheckPace } from "./Inventories.js"
 import { DIGEST_PREFIX, makeInventories } from "./Inventories.js"
 import type { KeptInventory } from "./KeptInventory.js"
@@ -115,6 +115,8 @@ export const makeManifests = (
   /** Whether the server's file watcher is on (kept skills may then be covered: Watches.ts). */
   watching: boolean,
   recheckPace?: RecheckPace["Type"],
+  /** How long after a change a folder or file is trusted as it was (Folders `SettleWindow`). */
+  settleMs: number = SETTLED_MS,
 ) => {
   // A manifest's reads are small and many: synchronous calls (see Fs `containedNow`).
   const readFile = fileReader(fs, maxFileBytes, true)
@@ -168,12 +170,12 @@ export const makeManifests = (
       let keep = false
       if (top !== null) {
         folders.push({ path: "", stamp: fingerprintOf(top) })
-        keep = top.isDirectory() && settled(top, walkedAt)
+        keep = top.isDirectory() && settled(top, walkedAt, settleMs)
       }
       const end = yield* walk(fs, skill, base, base, "", (entry, entryPath) => {
         // Found through a link (its real path is not where its name is): walked every time.
         if (entry.real !== path.join(base, ...entryPath.split("/"))) keep = false
-        else if (!settled(entry.info, walkedAt)) keep = false
+        else if (!settled(entry.info, walkedAt, settleMs)) keep = false
         // On another file system (a mount inside the skill): its changes may reach no watch.
         if (entry.info.dev !== top?.dev) watched = false
         if (entry.type === "directory") {
@@ -280,7 +282,7 @@ export const makeManifests = (
         if (skillMd === true) parsed = yield* frontmatter.parse(path.join(skill.dir, SKILL_FILE), text)
         // Changed since the walk found it: what is kept of the skill is checked again next time.
         if (!sameFingerprint(fingerprintOf(opened), file.stamp)) inventories.unsure(base)
-        if (settled(opened, readAt)) {
+        if (settled(opened, readAt, settleMs)) {
           const key = parsed === undefined ? undefined : frontmatterKey(parsed)
           const cached = { ...fingerprintOf(opened), digest, frontmatterKey: key }
           inventories.keepDigest(skill.rootReal, base, file.real, cached)

@@ -19,7 +19,7 @@ import type { ParsedSkill } from "../skills/Frontmatter.js"
 import { Frontmatter } from "../skills/Frontmatter.js"
 import type { ResolvedPath, SkillRef } from "./Containment.js"
 import { checkRelativePath, resolveIn } from "./Containment.js"
-import { folderOf, listFolder, makeFolderPages, settled } from "./Folders.js"
+import { folderOf, listFolder, makeFolderPages, SettleWindow, settled } from "./Folders.js"
 import { RecheckPace } from "./Inventories.js"
 import { makeManifestStore } from "./ManifestStore.js"
 import type { CoveredFile, IndexedSkillMd } from "./Manifests.js"
@@ -41,21 +41,23 @@ const MAX_REMEMBERED_SKILL_MD_BYTES = 16 * 1024 * 1024
 
 /**
  * SKILL.md files as `loadSkill` read and parsed them, by skill folder, each with the stamp of the
- * file read (inside the skill, as every read is): answered again without reading while one lstat
- * of the skill's SKILL.md path still finds that very stamp (an edit, a replacement, a folder
- * swapped for a link: another stamp, read anew). Only a file last changed (ctime) over
- * SETTLED_MS before it was read is kept: a later change then moves the change time, even where
- * timestamps are coarse. Only a file of one link, on a file system where every change goes through
+ * file read (inside the skill, as every read is) and the device and inode of the skill folder:
+ * answered again without reading while an lstat of the skill folder still finds that very folder
+ * (not a link to it: a skill folder moved out and linked back is read, and checked, anew) and one
+ * of its SKILL.md path still finds that very stamp (an edit, a replacement: another stamp). Only
+ * a file settled before it was read (`settleMs`, Folders `settled`) is kept: a later change then
+ * moves the change time, even where timestamps are coarse. Only a file of one link, on a file system where every change goes through
  * this kernel (Watches `seesEveryChange`), is kept: elsewhere (NFS, FUSE, SMB) a stat may be
  * answered from a cache of the file's attributes, and a change made on another machine missed.
  * At most `maxBytes` of files, least recently used first out.
  */
-const makeSkillMdMemory = (maxBytes: number) => {
+const makeSkillMdMemory = (maxBytes: number, lstat: (target: string) => Stats | null, settleMs: number) => {
   const entries = new Map<
     string,
     {
       readonly file: string
       readonly stamp: Fingerprint
+      readonly folder: { readonly dev: number; readonly ino: number }
       readonly loaded: LoadedSkill
       readonly size: number
     }
@@ -68,10 +70,18 @@ const makeSkillMdMemory = (maxBytes: number) => {
     total -= entry.size
   }
   return {
-    /** The SKILL.md remembered for `dir`, when `lstat` of its path still finds the stamp kept. */
-    get: (dir: string, lstat: (file: string) => Stats | null): LoadedSkill | undefined => {
+    /** The SKILL.md remembered for `dir`, when `dir` is still the folder and its SKILL.md the file kept. */
+    get: (dir: string): LoadedSkill | undefined => {
       const entry = entries.get(dir)
       if (entry === undefined) return undefined
+      const folder = lstat(dir)
+      if (
+        folder === null ||
+        !folder.isDirectory() ||
+        folder.dev !== entry.folder.dev ||
+        folder.ino !== entry.folder.ino
+      )
+        return undefined
       const now = lstat(entry.file)
       if (now === null || !sameFingerprint(fingerprintOf(now), entry.stamp)) return undefined
       // Most recently used last.
@@ -82,9 +92,18 @@ const makeSkillMdMemory = (maxBytes: number) => {
     /** Remembers what was read of `dir`'s SKILL.md (`file`), opened with the stat `opened`. */
     set: (dir: string, file: string, opened: Stats, loaded: LoadedSkill, size: number) => {
       drop(dir)
-      if (size > maxBytes || !settled(opened, Date.now()) || opened.nlink !== 1) return
+      if (size > maxBytes || !settled(opened, Date.now(), settleMs) || opened.nlink !== 1) return
       if (!seesEveryChange(path.dirname(file))) return
-      entries.set(dir, { file, stamp: fingerprintOf(opened), loaded, size })
+      // The folder it was read in: not remembered when that is a link now (or gone).
+      const folder = lstat(dir)
+      if (folder === null || !folder.isDirectory()) return
+      entries.set(dir, {
+        file,
+        stamp: fingerprintOf(opened),
+        folder: { dev: folder.dev, ino: folder.ino },
+        loaded,
+        size,
+      })
       total += size
       for (const [oldest] of entries) {
         if (total <= maxBytes) break
@@ -99,19 +118,20 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
     const fs = yield* Fs
     const { maxFileBytes, manifestCache, gitCache, watch } = yield* Settings
     const frontmatter = yield* Frontmatter
+    const { ms: settleMs } = yield* SettleWindow
     const readFile = fileReader(fs, maxFileBytes)
     const readFileNow = fileReader(fs, maxFileBytes, true)
-    const page = makeFolderPages(fs)
+    const page = makeFolderPages(fs, settleMs)
     // Git sources' checkouts live one process and one commit: their records would never be read.
     const gitCacheReal = gitCache === undefined ? undefined : (fs.sync.realpath(gitCache) ?? gitCache)
     const store = makeManifestStore(
       manifestCache,
       (rootReal) => gitCacheReal !== undefined && isInside(gitCacheReal, rootReal),
     )
-    const manifests = makeManifests(fs, maxFileBytes, frontmatter, store, watch, yield* RecheckPace)
+    const manifests = makeManifests(fs, maxFileBytes, frontmatter, store, watch, yield* RecheckPace, settleMs)
     // What the cache folder does not have yet is written as the server stops; watches closed.
     yield* Effect.addFinalizer(() => Effect.sync(manifests.close))
-    const skillMds = makeSkillMdMemory(MAX_REMEMBERED_SKILL_MD_BYTES)
+    const skillMds = makeSkillMdMemory(MAX_REMEMBERED_SKILL_MD_BYTES, fs.sync.lstat, settleMs)
     /**
      * The file `requested` names in a skill whose kept inventory watches cover, resolved at once
      * (Manifests `coveredFile`: one stat, no realpath); undefined otherwise.
@@ -247,7 +267,7 @@ export class SkillFiles extends Effect.Service<SkillFiles>()("skills-mcp/SkillFi
      */
     const loadSkill = (skill: SkillRef): Effect.Effect<LoadedSkill, SkillError> =>
       Effect.suspend(() => {
-        const remembered = skillMds.get(skill.dir, fs.sync.lstat)
+        const remembered = skillMds.get(skill.dir)
         return remembered === undefined ? readSkill(skill) : Effect.succeed(remembered)
       })
 

@@ -190,7 +190,7 @@ export interface SyncContainedCalls extends ContainedCalls {
    * need not be checked. Elsewhere, and without /proc, it is read by its path.
    */
   readonly openFolder: (real: string, within?: string) => OpenFolder | null
-  /** The names in a folder (reached through `at`, see `openFolder`). */
+  /** The names in a folder (reached through `at`, see `openFolder`), but those that are not UTF-8. */
   readonly readdir: (at: string) => Array<string>
   /**
    * What `target` names, without following a final link or opening it for reading (a device is
@@ -261,7 +261,16 @@ const containedCallsNow: SyncContainedCalls = {
     // A removed folder's path ends with " (deleted)".
     return opened === null ? byPath : null
   },
-  readdir: (at) => fs.readdirSync(at),
+  readdir: (at) => {
+    const names = fs.readdirSync(at)
+    // Node decodes a name that is not UTF-8 with U+FFFD for the bad bytes: that name would find
+    // another file or none. Such names are left out (they cannot be written in a skill URI).
+    if (!names.some((name) => name.includes("\uFFFD"))) return names
+    return fs.readdirSync(at, { encoding: "buffer" }).flatMap((raw) => {
+      const name = raw.toString("utf8")
+      return Buffer.from(name, "utf8").equals(raw) ? [name] : []
+    })
+  },
   statNamed: (target) => {
     if (!onLinux) return { info: fs.statSync(target), opened: null }
     const fd = fs.openSync(target, O_PATH | fs.constants.O_NOFOLLOW)
