@@ -2,7 +2,7 @@
  * Floors that keep our containment rules (docs/SECURITY.md, "Swaps"), in plain Node, Linux only:
  * what the sync rows of `npm run bench` could cost at least without giving up a guarantee, beside
  * floor-walk.mjs's plain walks. Not run by the bench; for comparing by hand (docs/PERFORMANCE.md,
- * "What is missing").
+ * "Where the open targets stand").
  *
  * - `walk-hash`: each skill folder opened without following a link and its kernel path read; each
  *   folder's names read and each entry lstat'ed through its descriptor (subfolders opened through
