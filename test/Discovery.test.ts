@@ -1,3 +1,4 @@
+import * as nodeFs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { FsPort } from "../src/platform/Fs.js"
@@ -36,6 +37,29 @@ describe.each([
         "xlsx@xlsx",
       ])
     }),
+  )
+
+  it.scoped.runIf(process.platform === "linux")(
+    "finds a folder whose name holds U+FFFD, and says it skips one whose name is not UTF-8",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempTree({ "good\u{FFFD}/SKILL.md": skillMd("good\u{FFFD}", "d") })
+        // Named with bytes that are not UTF-8: Node reads both names as "good\u{FFFD}", and "lone-\u{FFFD}".
+        const bytes = (...parts: Array<string | number>) =>
+          Buffer.concat(
+            parts.map((part) => (typeof part === "string" ? Buffer.from(part) : Buffer.from([part]))),
+          )
+        for (const folder of [bytes(`${root}/good`, 0xff), bytes(`${root}/lone-`, 0xfe)]) {
+          nodeFs.mkdirSync(folder)
+          nodeFs.writeFileSync(Buffer.concat([folder, Buffer.from("/SKILL.md")]), skillMd("bad", "d"))
+        }
+        const { found, notices } = yield* discover(root)
+        expect(found).toEqual(["good\u{FFFD}@good\u{FFFD}"])
+        expect(notices.map((notice) => notice.reason).sort()).toEqual([
+          "a folder name that is not UTF-8; skipped",
+          "a folder name that is not UTF-8; skipped",
+        ])
+      }),
   )
 
   it.scoped("skips node_modules, .git and other dot-folders", () =>

@@ -712,10 +712,14 @@ describe("a SKILL.md read before", () => {
           "skills/swapped/SKILL.md": skillMd("swapped", "PDF"),
           "elsewhere/SKILL.md": skillMd("swapped", "Not the skill."),
           "skills/moved/SKILL.md": skillMd("moved", "PDF"),
+          "skills/ahead/SKILL.md": skillMd("ahead", "PDF"),
           "skills/linked/SKILL.md": skillMd("linked", "PDF"),
         })
         // A write through another link would change it under the same path: never remembered.
         nodeFs.linkSync(`${root}/skills/linked/SKILL.md`, `${root}/linked-elsewhere.md`)
+        // Made where the clock is a day ahead: its change time, not that time, says when it changed.
+        const dayAhead = Date.now() / 1000 + 86_400
+        nodeFs.utimesSync(`${root}/skills/ahead/SKILL.md`, dayAhead, dayAhead)
         // Only a file last changed over 2 s ago is remembered.
         yield* settle
         let opened = 0
@@ -730,7 +734,7 @@ describe("a SKILL.md read before", () => {
           Effect.map(Effect.either(files.loadSkill(skill(id))), (loaded) =>
             loaded._tag === "Right" ? loaded.right.description : loaded.left._tag,
           )
-        const remembered = ["edited", "replaced", "swapped", "moved"]
+        const remembered = ["edited", "replaced", "swapped", "moved", "ahead"]
         for (const id of remembered) expect(yield* description(id)).toBe("PDF")
         // Remembered: read again without opening the file, so what follows checks the memory.
         const before = opened

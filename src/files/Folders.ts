@@ -72,9 +72,11 @@ export class SettleWindow extends Context.Reference<SettleWindow>()("skills-mcp/
  * Whether a folder or file had settled by `now`, `windowMs` after its last change: judged by the
  * later of its modification and change times, as tools that copy or unpack files (`cp -a`,
  * `rsync -a`, `tar -x`) set the modification time back while the kernel moves the change time.
+ * A modification time in the future (a clock ahead where the file was made) says nothing of when
+ * it changed here: the change time alone then does.
  */
 export const settled = (info: Pick<Stats, "mtimeMs" | "ctimeMs">, now: number, windowMs: number): boolean =>
-  now - Math.max(info.mtimeMs, info.ctimeMs) > windowMs
+  now - (info.mtimeMs > now ? info.ctimeMs : Math.max(info.mtimeMs, info.ctimeMs)) > windowMs
 /** Folders of at least this many entries keep their sorted names between pages... */
 const KEPT_FOLDER_MIN = 1_000
 /** ...and this many such folders at most (the oldest is dropped first). */

@@ -259,8 +259,21 @@ export const discoverRoot = async (
     }
     folders.push(pending.dir)
     const next: Array<Pending> = []
+    const replaced = new Set<string>()
     for (const entry of entries) {
       const name = entry.name
+      // Node decodes a name that is not UTF-8 with U+FFFD for the bad bytes: a path made of it
+      // names another folder (one whose name holds U+FFFD itself, read once) or none.
+      if (name.includes("\uFFFD") && (entry.isDirectory() || entry.isSymbolicLink())) {
+        if (replaced.has(name) || (await port.lstat(childPath(pending.dir, name))) === null) {
+          notices.push({
+            path: childPath(pending.dir, name),
+            reason: "a folder name that is not UTF-8; skipped",
+          })
+          continue
+        }
+        replaced.add(name)
+      }
       if (pending.depth === 0 && NAMED_DOT_FOLDERS.has(name)) {
         const dir = path.join(pending.dir, name, "skills")
         const real = (await port.lstat(dir)) === null ? null : await linked(pending, dir)
