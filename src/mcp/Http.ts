@@ -91,27 +91,19 @@ interface FrontState {
   handler: McpHandler | undefined
   /** Draining: new requests are refused. */
   closing: boolean
-  /** Requests to /mcp and /hooks/git accepted and not yet answered (their response closed). */
+  /** Requests to /mcp accepted and not yet answered (their response closed). */
   inFlight: number
   /** Serves POST /hooks/git (src/mcp/GitHook.ts), once the services are built, when configured. */
   gitHook?: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined
 }
 
-/**
- * How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST,
- * `accept` counts a request in flight until its response closes.
- */
+/** How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST. */
 const route = (
   rules: () => HostRules,
   state: FrontState,
   auth: Auth | undefined,
   serve: (req: http.IncomingMessage, res: http.ServerResponse) => void,
-  accept: (res: http.ServerResponse) => void,
 ) => {
-  const tooMany = (res: http.ServerResponse) =>
-    refuse(res, 503, `Too many requests in flight (at most ${LIMITS.inFlight}); try again shortly.`, {
-      "retry-after": "1",
-    })
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const problem = hostProblem(rules(), req.headers.host) ?? originProblem(rules(), req.headers.origin)
     if (problem !== undefined) return refuse(res, 403, `Forbidden: ${problem}.`)
@@ -130,9 +122,6 @@ const route = (
     }
     if (pathname === "/hooks/git") {
       if (state.closing || state.gitHook === undefined) return refuse(res, 404, NOT_SERVED)
-      // Counted with /mcp's requests: the limit bounds them together, and a drain waits for both.
-      if (state.inFlight >= LIMITS.inFlight) return tooMany(res)
-      accept(res)
       return state.gitHook(req, res)
     }
     if (pathname !== "/mcp") return refuse(res, 404, "Not found: MCP is served at /mcp.")
@@ -158,7 +147,16 @@ const route = (
         },
       )
     }
-    if (state.inFlight >= LIMITS.inFlight) return tooMany(res)
+    if (state.inFlight >= LIMITS.inFlight) {
+      return refuse(
+        res,
+        503,
+        `Too many requests in flight (at most ${LIMITS.inFlight}); try again shortly.`,
+        {
+          "retry-after": "1",
+        },
+      )
+    }
     serve(req, res)
   }
 }
@@ -172,17 +170,14 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
     const state: FrontState = { handler: undefined, closing: false, inFlight: 0 }
     const idle: Array<() => void> = []
     let rules: HostRules = { host: listen.host, port: listen.port, allowedHosts }
-    const accept = (res: http.ServerResponse) => {
+    const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const handler = state.handler
+      if (handler === undefined) return
       state.inFlight++
       res.once("close", () => {
         state.inFlight--
         if (state.inFlight === 0) for (const resume of idle.splice(0)) resume()
       })
-    }
-    const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const handler = state.handler
-      if (handler === undefined) return
-      accept(res)
       const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`
       authenticate(req, res, remote)
         .then((caller) => {
@@ -243,7 +238,7 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
       )
       return false
     }
-    const routed = route(() => rules, state, auth, serve, accept)
+    const routed = route(() => rules, state, auth, serve)
     const server = http.createServer(
       // A client that sends its request too slowly is cut off (408) rather than kept; Node looks
       // for such connections every second (its default, 30 s, would double the limits).

@@ -25,7 +25,7 @@
  * commit id pins the source: fetched once, never polled.
  */
 import { execFile } from "node:child_process"
-import { createHash, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, timingSafeEqual } from "node:crypto"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -163,20 +163,25 @@ const runGit = (args: ReadonlyArray<string>, spec?: GitSpec) =>
     )
   }).pipe(Effect.retry({ times: 3, schedule: Schedule.spaced("300 millis"), while: isLocked }))
 
-/** Equal strings, compared in constant time (through their SHA-256, so lengths do not show). */
-const sameSecret = (a: string, b: string) =>
-  timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest())
-
-/** Whether GitLab's `X-Gitlab-Token` is the webhook's shared secret (never for an empty secret). */
-export const webhookTokenMatches = (secret: string, token: string): boolean =>
-  secret !== "" && sameSecret(token, secret)
-
 /**
- * Whether GitHub's `X-Hub-Signature-256` (`sha256=<hex>`) is the signature of a body whose
- * HMAC-SHA256 under the shared secret is `hmacHex` (never for an empty secret).
+ * Verifies a webhook's shared secret: GitHub's `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the
+ * body>` or GitLab's `X-Gitlab-Token: <secret>`, compared in constant time.
  */
-export const webhookSignatureMatches = (secret: string, signature: string, hmacHex: string): boolean =>
-  secret !== "" && sameSecret(signature.trim().toLowerCase(), `sha256=${hmacHex}`)
+export const webhookAuthorized = (
+  secret: string,
+  headers: { readonly githubSignature?: string | undefined; readonly gitlabToken?: string | undefined },
+  body: Uint8Array,
+): boolean => {
+  const same = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b)
+  const digest = (text: string | Uint8Array) => createHash("sha256").update(text).digest()
+  if (secret === "") return false
+  if (headers.githubSignature !== undefined) {
+    const expected = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`
+    return same(digest(headers.githubSignature.trim().toLowerCase()), digest(expected))
+  }
+  if (headers.gitlabToken !== undefined) return same(digest(headers.gitlabToken), digest(secret))
+  return false
+}
 
 export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSources", {
   scoped: Effect.gen(function* () {

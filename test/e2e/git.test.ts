@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MCP_HEADERS, rpc, send, startHttpServer, whenReady } from "../support/http.js"
+import { send, startHttpServer, whenReady } from "../support/http.js"
 import type { RunningServer } from "../support/server.js"
 import { callTool, decode, eventually, resourceText, runRaw, startServer } from "../support/server.js"
 import type { Tree } from "../support/tree.js"
@@ -413,25 +413,9 @@ describe("git sources", () => {
           headers: { "content-type": "application/json", ...headers },
           body,
         })
-      expect((await post({ "x-hub-signature-256": "sha256=00" })).status).toBe(403)
-      expect((await post({ "x-gitlab-token": "wrong" })).status).toBe(403)
-      expect((await post({})).status).toBe(403)
-      // Refused before any of the body is read (its sender waits for 100 Continue, never sent):
-      // no signature, a wrong token, or a body announced over the limit.
-      const unread = (headers: Record<string, string>) =>
-        send(server.port, {
-          method: "POST",
-          path: "/hooks/git",
-          headers: { "content-type": "application/json", ...headers },
-          body,
-          onContinue: () => undefined,
-        })
-      expect((await unread({})).status).toBe(403)
-      expect((await unread({ "x-gitlab-token": "wrong" })).status).toBe(403)
-      expect(
-        (await unread({ "x-hub-signature-256": "sha256=00", "content-length": String(6 * 1024 * 1024) }))
-          .status,
-      ).toBe(413)
+      expect((await post({ "x-hub-signature-256": "sha256=00" })).status).toBe(401)
+      expect((await post({ "x-gitlab-token": "wrong" })).status).toBe(401)
+      expect((await post({})).status).toBe(401)
       expect(await describe()).toBe("Version one.")
       const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`
       expect((await post({ "x-hub-signature-256": signature })).status).toBe(202)
@@ -439,34 +423,6 @@ describe("git sources", () => {
       await commitTree(repo, pdf("Version three."))
       expect((await post({ "x-gitlab-token": secret })).status).toBe(202)
       await eventually(async () => expect(await describe()).toBe("Version three."))
-      // Webhooks reading their bodies count among the 64 requests in flight, with /mcp's.
-      const bodies: Array<() => void> = []
-      let held!: () => void
-      const allHeld = new Promise<void>((resolve) => {
-        held = resolve
-      })
-      const reading = Array.from({ length: 64 }, () =>
-        send(server.port, {
-          method: "POST",
-          path: "/hooks/git",
-          headers: { "content-type": "application/json", "x-hub-signature-256": signature },
-          body,
-          onContinue: (sendBody) => {
-            bodies.push(sendBody)
-            if (bodies.length === 64) held()
-          },
-        }),
-      )
-      await allHeld
-      const refused = await send(server.port, {
-        method: "POST",
-        path: "/mcp",
-        headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
-        body: rpc("tools/list"),
-      })
-      expect(refused.status).toBe(503)
-      for (const sendBody of bodies) sendBody()
-      for (const answer of await Promise.all(reading)) expect(answer.status).toBe(202)
       await client.close()
     } finally {
       await server.stop()
