@@ -71,7 +71,10 @@ type McpHandler = (
   caller: Caller | undefined,
 ) => Promise<void>
 
-/** Where the RFC 9728 protected-resource document is served (with `--auth`): for the server, and for /mcp. */
+/**
+ * Where the RFC 9728 protected-resource document is served (with `--auth`): for the server, for
+ * /mcp, and at the path the 401's challenge names (`Auth.metadataPath`, after the resource's path).
+ */
 const RESOURCE_METADATA_PATHS: ReadonlyArray<string> = [
   "/.well-known/oauth-protected-resource",
   "/.well-known/oauth-protected-resource/mcp",
@@ -116,7 +119,12 @@ const route = (
         ? plain(res, 503, "scanning the skills folders")
         : plain(res, 200, "ready")
     }
-    if (auth !== undefined && isGet && RESOURCE_METADATA_PATHS.includes(pathname ?? "")) {
+    if (
+      auth !== undefined &&
+      isGet &&
+      (RESOURCE_METADATA_PATHS.includes(pathname ?? "") ||
+        pathname === auth.metadataPath(req.headers.host ?? ""))
+    ) {
       res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
       return void res.end(JSON.stringify(auth.metadata(req.headers.host ?? "")))
     }

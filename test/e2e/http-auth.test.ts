@@ -180,6 +180,25 @@ describe("serve --http --auth", () => {
   })
 })
 
+describe("serve --http --auth with a resource under a path", () => {
+  it("serves the metadata document at the path its 401 names (the well-known path, then the resource's)", async () => {
+    const { server, stop } = await startWithAuth({
+      "auth.yaml": `resource: "https://skills.example.com/team/mcp"\ntokens:\n  - { name: alice, sha256: "${sha256(ALICE)}" }\n`,
+    })
+    try {
+      const refused = await toolsList(server)
+      expect(refused.status).toBe(401)
+      const named = "https://skills.example.com/.well-known/oauth-protected-resource/team/mcp"
+      expect(refused.headers["www-authenticate"]).toBe(`Bearer resource_metadata="${named}"`)
+      const answer = await send(server.port, { path: new URL(named).pathname })
+      expect(answer.status).toBe(200)
+      expect(JSON.parse(answer.body)).toMatchObject({ resource: "https://skills.example.com/team/mcp" })
+    } finally {
+      await stop()
+    }
+  })
+})
+
 describe("serve --http --auth with a JWKS URL, and start-up", () => {
   it("verifies JWTs with the keys of a JWKS URL, listening on every address", async () => {
     const key = await makeSigningKey()
