@@ -41,6 +41,8 @@ const LIMITS = {
   requestMs: 30_000,
   /** Requests in flight at once; more are answered 503 with Retry-After. */
   inFlight: 64,
+  /** Webhooks (POST /hooks/git) in flight at once, apart from /mcp's; more are answered 503. */
+  hooksInFlight: 8,
 } as const
 
 /** Answers `status` with a JSON-RPC error (id null: the request was not read). */
@@ -96,16 +98,22 @@ interface FrontState {
   closing: boolean
   /** Requests to /mcp accepted and not yet answered (their response closed). */
   inFlight: number
+  /** Webhooks accepted and not yet answered; the drain waits for them too. */
+  hooksInFlight: number
   /** Serves POST /hooks/git (src/mcp/GitHook.ts), once the services are built, when configured. */
   gitHook?: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined
 }
 
-/** How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST. */
+/**
+ * How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST,
+ * `serveHook` an accepted webhook.
+ */
 const route = (
   rules: () => HostRules,
   state: FrontState,
   auth: Auth | undefined,
   serve: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  serveHook: (req: http.IncomingMessage, res: http.ServerResponse) => void,
 ) => {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const problem = hostProblem(rules(), req.headers.host) ?? originProblem(rules(), req.headers.origin)
@@ -130,7 +138,18 @@ const route = (
     }
     if (pathname === "/hooks/git") {
       if (state.closing || state.gitHook === undefined) return refuse(res, 404, NOT_SERVED)
-      return state.gitHook(req, res)
+      if (state.hooksInFlight >= LIMITS.hooksInFlight) {
+        return refuse(
+          res,
+          503,
+          `Too many webhooks in flight (at most ${LIMITS.hooksInFlight}); try again shortly.`,
+          {
+            "retry-after": "1",
+            connection: "close",
+          },
+        )
+      }
+      return serveHook(req, res)
     }
     if (pathname !== "/mcp") return refuse(res, 404, "Not found: MCP is served at /mcp.")
     if (req.method !== "POST") {
@@ -175,8 +194,22 @@ const route = (
  */
 const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: Auth | undefined) =>
   Effect.gen(function* () {
-    const state: FrontState = { handler: undefined, closing: false, inFlight: 0 }
+    const state: FrontState = { handler: undefined, closing: false, inFlight: 0, hooksInFlight: 0 }
     const idle: Array<() => void> = []
+    const settled = () => state.inFlight === 0 && state.hooksInFlight === 0
+    const resumeIfSettled = () => {
+      if (settled()) for (const resume of idle.splice(0)) resume()
+    }
+    const serveHook = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const hook = state.gitHook
+      if (hook === undefined) return
+      state.hooksInFlight++
+      res.once("close", () => {
+        state.hooksInFlight--
+        resumeIfSettled()
+      })
+      hook(req, res)
+    }
     let rules: HostRules = { host: listen.host, port: listen.port, allowedHosts }
     const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
       const handler = state.handler
@@ -184,7 +217,7 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
       state.inFlight++
       res.once("close", () => {
         state.inFlight--
-        if (state.inFlight === 0) for (const resume of idle.splice(0)) resume()
+        resumeIfSettled()
       })
       const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`
       authenticate(req, res, remote)
@@ -246,7 +279,7 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
       )
       return false
     }
-    const routed = route(() => rules, state, auth, serve)
+    const routed = route(() => rules, state, auth, serve, serveHook)
     const server = http.createServer(
       // A client that sends its request too slowly is cut off (408) rather than kept; Node looks
       // for such connections every second (its default, 30 s, would double the limits).
@@ -297,7 +330,7 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
         state.closing = true
         server.close()
         server.closeIdleConnections()
-        if (state.inFlight === 0) resume(Effect.void)
+        if (settled()) resume(Effect.void)
         else idle.push(() => resume(Effect.void))
       }).pipe(Effect.tap(() => Effect.sync(() => server.closeIdleConnections()))),
     }
