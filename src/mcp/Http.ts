@@ -57,6 +57,31 @@ const refuse = (
   res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message } }))
 }
 
+/** The caller's address, for the audit log. */
+const remoteOf = (req: http.IncomingMessage) =>
+  `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`
+
+/**
+ * The audit line of a POST to /mcp that no handler recorded: refused with `status` before
+ * reaching one (by the front, or by the SDK's transport: invalid JSON, Accept, content type,
+ * protocol version, size). Written as AuditLog.stderr writes: the services, and their AuditLog,
+ * come after the front. `caller` is unknown when refused before the token is checked.
+ */
+const auditRefusal = (remote: string, caller: Caller | undefined, status: number, started: number) =>
+  writeStderr(
+    formatAuditLine(
+      {
+        tool: "POST /mcp",
+        outcome: "Refused",
+        status,
+        remote,
+        ...(caller === undefined ? {} : { caller: caller.name }),
+        durationMs: elapsedMs(started),
+      },
+      new Date(),
+    ),
+  )
+
 const plain = (res: http.ServerResponse, status: number, text: string) => {
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" })
   res.end(`${text}\n`)
@@ -158,6 +183,12 @@ const route = (
         allow: "POST",
       })
     }
+    // Refused from here on before the token is checked: audited without a caller.
+    const started = performance.now()
+    let served = false
+    res.once("finish", () => {
+      if (!served) auditRefusal(remoteOf(req), undefined, res.statusCode, started)
+    })
     if (state.closing) return refuse(res, 503, "The server is shutting down.", { connection: "close" })
     if (state.handler === undefined) {
       return refuse(res, 503, "The server is still reading its skills folders; try again shortly.", {
@@ -184,6 +215,7 @@ const route = (
         },
       )
     }
+    served = true
     serve(req, res)
   }
 }
@@ -219,10 +251,16 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
         state.inFlight--
         resumeIfSettled()
       })
-      const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`
+      const remote = remoteOf(req)
+      const started = performance.now()
       authenticate(req, res, remote)
         .then((caller) => {
           if (caller === false) return
+          // Answered with an HTTP error status: refused before any handler (which answer 200 or
+          // 202, their errors in JSON-RPC), so not in the audit log yet.
+          res.once("finish", () => {
+            if (res.statusCode >= 400) auditRefusal(remote, caller, res.statusCode, started)
+          })
           // A client that waits for 100 Continue sends its body only now that it is accepted.
           if (req.headers.expect !== undefined) res.writeContinue()
           return handler(req, res, remote, caller)
