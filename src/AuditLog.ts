@@ -26,6 +26,8 @@ export interface AuditRecord {
   readonly caller?: string
   /** `ok`, or the tag of the failure (`PathEscape`, `SkillNotFound`, `Defect`, ...). */
   readonly outcome: string
+  /** Over HTTP, a POST refused before any handler (`outcome: "Refused"`): the HTTP status answered. */
+  readonly status?: number
   readonly durationMs: number
 }
 

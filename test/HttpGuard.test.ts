@@ -50,6 +50,20 @@ describe("HttpGuard", () => {
     expect(hostProblem(everywhere, "rebound.attacker.example:8080")).toBeDefined()
   })
 
+  it("takes a header without a port as naming the scheme's default port for a name:port entry", () => {
+    const behindProxy: HostRules = { host: "0.0.0.0", port: 8080, allowedHosts: ["skills.example.com:443"] }
+    expect(hostProblem(behindProxy, "skills.example.com")).toBeUndefined()
+    expect(hostProblem(behindProxy, "skills.example.com:443")).toBeUndefined()
+    expect(hostProblem(behindProxy, "skills.example.com:8443")).toBeDefined()
+    expect(originProblem(behindProxy, "https://skills.example.com")).toBeUndefined()
+    expect(originProblem(behindProxy, "https://skills.example.com:443")).toBeUndefined()
+    expect(originProblem(behindProxy, "http://skills.example.com")).toBeDefined()
+    const plainHttp: HostRules = { host: "0.0.0.0", port: 8080, allowedHosts: ["intranet:80"] }
+    expect(hostProblem(plainHttp, "intranet")).toBeUndefined()
+    expect(originProblem(plainHttp, "http://intranet")).toBeUndefined()
+    expect(originProblem(plainHttp, "https://intranet")).toBeDefined()
+  })
+
   it("accepts no Origin, or one whose host the server serves; refuses others", () => {
     expect(originProblem(loopback, undefined)).toBeUndefined()
     expect(originProblem(loopback, "http://localhost:3000")).toBeUndefined()

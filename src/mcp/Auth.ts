@@ -391,6 +391,11 @@ export interface Auth {
    * server (the JWT issuer), and that tokens go in the Authorization header.
    */
   readonly metadata: (host: string) => Record<string, unknown>
+  /**
+   * The path the 401's challenge names for the metadata document (`/.well-known/oauth-protected-resource`
+   * then the resource's path), so the server serves the document there too.
+   */
+  readonly metadataPath: (host: string) => string
   /** The `WWW-Authenticate` header of a 401 answer to a request to `host`. */
   readonly challenge: (host: string, outcome: Authenticated) => string
   /** Checks the file (and a JWKS file) for changes every second and reads it again; runs until interrupted. */
@@ -470,6 +475,7 @@ export const makeAuth = (authFile: string): Effect.Effect<Auth, UsageError> =>
         ...(loaded.file.jwt === undefined ? {} : { authorization_servers: [loaded.file.jwt.issuer] }),
         bearer_methods_supported: ["header"],
       }),
+      metadataPath: (host) => new URL(metadataUrlOf(loaded.file, host)).pathname,
       challenge: (host, outcome) =>
         `Bearer ${outcome._tag === "Invalid" ? 'error="invalid_token", ' : ""}resource_metadata="${metadataUrlOf(loaded.file, host)}"`,
       watch: reload.pipe(Effect.repeat(Schedule.spaced("1 second")), Effect.zipRight(Effect.never)),

@@ -41,6 +41,8 @@ const LIMITS = {
   requestMs: 30_000,
   /** Requests in flight at once; more are answered 503 with Retry-After. */
   inFlight: 64,
+  /** Webhooks (POST /hooks/git) in flight at once, apart from /mcp's; more are answered 503. */
+  hooksInFlight: 8,
 } as const
 
 /** Answers `status` with a JSON-RPC error (id null: the request was not read). */
@@ -54,6 +56,31 @@ const refuse = (
   res.writeHead(status, { "content-type": "application/json", ...headers })
   res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message } }))
 }
+
+/** The caller's address, for the audit log. */
+const remoteOf = (req: http.IncomingMessage) =>
+  `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`
+
+/**
+ * The audit line of a POST to /mcp that no handler recorded: refused with `status` before
+ * reaching one (by the front, or by the SDK's transport: invalid JSON, Accept, content type,
+ * protocol version, size). Written as AuditLog.stderr writes: the services, and their AuditLog,
+ * come after the front. `caller` is unknown when refused before the token is checked.
+ */
+const auditRefusal = (remote: string, caller: Caller | undefined, status: number, started: number) =>
+  writeStderr(
+    formatAuditLine(
+      {
+        tool: "POST /mcp",
+        outcome: "Refused",
+        status,
+        remote,
+        ...(caller === undefined ? {} : { caller: caller.name }),
+        durationMs: elapsedMs(started),
+      },
+      new Date(),
+    ),
+  )
 
 const plain = (res: http.ServerResponse, status: number, text: string) => {
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" })
@@ -71,7 +98,10 @@ type McpHandler = (
   caller: Caller | undefined,
 ) => Promise<void>
 
-/** Where the RFC 9728 protected-resource document is served (with `--auth`): for the server, and for /mcp. */
+/**
+ * Where the RFC 9728 protected-resource document is served (with `--auth`): for the server, for
+ * /mcp, and at the path the 401's challenge names (`Auth.metadataPath`, after the resource's path).
+ */
 const RESOURCE_METADATA_PATHS: ReadonlyArray<string> = [
   "/.well-known/oauth-protected-resource",
   "/.well-known/oauth-protected-resource/mcp",
@@ -93,16 +123,22 @@ interface FrontState {
   closing: boolean
   /** Requests to /mcp accepted and not yet answered (their response closed). */
   inFlight: number
+  /** Webhooks accepted and not yet answered; the drain waits for them too. */
+  hooksInFlight: number
   /** Serves POST /hooks/git (src/mcp/GitHook.ts), once the services are built, when configured. */
   gitHook?: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined
 }
 
-/** How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST. */
+/**
+ * How a request is routed before the MCP server sees it; `serve` runs an accepted /mcp POST,
+ * `serveHook` an accepted webhook.
+ */
 const route = (
   rules: () => HostRules,
   state: FrontState,
   auth: Auth | undefined,
   serve: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  serveHook: (req: http.IncomingMessage, res: http.ServerResponse) => void,
 ) => {
   return (req: http.IncomingMessage, res: http.ServerResponse) => {
     const problem = hostProblem(rules(), req.headers.host) ?? originProblem(rules(), req.headers.origin)
@@ -116,13 +152,29 @@ const route = (
         ? plain(res, 503, "scanning the skills folders")
         : plain(res, 200, "ready")
     }
-    if (auth !== undefined && isGet && RESOURCE_METADATA_PATHS.includes(pathname ?? "")) {
+    if (
+      auth !== undefined &&
+      isGet &&
+      (RESOURCE_METADATA_PATHS.includes(pathname ?? "") ||
+        pathname === auth.metadataPath(req.headers.host ?? ""))
+    ) {
       res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
       return void res.end(JSON.stringify(auth.metadata(req.headers.host ?? "")))
     }
     if (pathname === "/hooks/git") {
       if (state.closing || state.gitHook === undefined) return refuse(res, 404, NOT_SERVED)
-      return state.gitHook(req, res)
+      if (state.hooksInFlight >= LIMITS.hooksInFlight) {
+        return refuse(
+          res,
+          503,
+          `Too many webhooks in flight (at most ${LIMITS.hooksInFlight}); try again shortly.`,
+          {
+            "retry-after": "1",
+            connection: "close",
+          },
+        )
+      }
+      return serveHook(req, res)
     }
     if (pathname !== "/mcp") return refuse(res, 404, "Not found: MCP is served at /mcp.")
     if (req.method !== "POST") {
@@ -131,6 +183,12 @@ const route = (
         allow: "POST",
       })
     }
+    // Refused from here on before the token is checked: audited without a caller.
+    const started = performance.now()
+    let served = false
+    res.once("finish", () => {
+      if (!served) auditRefusal(remoteOf(req), undefined, res.statusCode, started)
+    })
     if (state.closing) return refuse(res, 503, "The server is shutting down.", { connection: "close" })
     if (state.handler === undefined) {
       return refuse(res, 503, "The server is still reading its skills folders; try again shortly.", {
@@ -157,6 +215,7 @@ const route = (
         },
       )
     }
+    served = true
     serve(req, res)
   }
 }
@@ -167,8 +226,22 @@ const route = (
  */
 const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: Auth | undefined) =>
   Effect.gen(function* () {
-    const state: FrontState = { handler: undefined, closing: false, inFlight: 0 }
+    const state: FrontState = { handler: undefined, closing: false, inFlight: 0, hooksInFlight: 0 }
     const idle: Array<() => void> = []
+    const settled = () => state.inFlight === 0 && state.hooksInFlight === 0
+    const resumeIfSettled = () => {
+      if (settled()) for (const resume of idle.splice(0)) resume()
+    }
+    const serveHook = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const hook = state.gitHook
+      if (hook === undefined) return
+      state.hooksInFlight++
+      res.once("close", () => {
+        state.hooksInFlight--
+        resumeIfSettled()
+      })
+      hook(req, res)
+    }
     let rules: HostRules = { host: listen.host, port: listen.port, allowedHosts }
     const serve = (req: http.IncomingMessage, res: http.ServerResponse) => {
       const handler = state.handler
@@ -176,12 +249,18 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
       state.inFlight++
       res.once("close", () => {
         state.inFlight--
-        if (state.inFlight === 0) for (const resume of idle.splice(0)) resume()
+        resumeIfSettled()
       })
-      const remote = `${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`
+      const remote = remoteOf(req)
+      const started = performance.now()
       authenticate(req, res, remote)
         .then((caller) => {
           if (caller === false) return
+          // Answered with an HTTP error status: refused before any handler (which answer 200 or
+          // 202, their errors in JSON-RPC), so not in the audit log yet.
+          res.once("finish", () => {
+            if (res.statusCode >= 400) auditRefusal(remote, caller, res.statusCode, started)
+          })
           // A client that waits for 100 Continue sends its body only now that it is accepted.
           if (req.headers.expect !== undefined) res.writeContinue()
           return handler(req, res, remote, caller)
@@ -238,7 +317,7 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
       )
       return false
     }
-    const routed = route(() => rules, state, auth, serve)
+    const routed = route(() => rules, state, auth, serve, serveHook)
     const server = http.createServer(
       // A client that sends its request too slowly is cut off (408) rather than kept; Node looks
       // for such connections every second (its default, 30 s, would double the limits).
@@ -289,7 +368,7 @@ const listenHttp = (listen: Listen, allowedHosts: ReadonlyArray<string>, auth: A
         state.closing = true
         server.close()
         server.closeIdleConnections()
-        if (state.inFlight === 0) resume(Effect.void)
+        if (settled()) resume(Effect.void)
         else idle.push(() => resume(Effect.void))
       }).pipe(Effect.tap(() => Effect.sync(() => server.closeIdleConnections()))),
     }

@@ -6,7 +6,8 @@
  * - the loopback names (`localhost`, `127.0.0.1`, `[::1]`) and the address listened on;
  * - listening on every address (`0.0.0.0`, `::`): any IP address literal too;
  * - every name of `--allowed-hosts` (`name` for any port, `name:port` for that port), e.g. the
- *   name a reverse proxy serves.
+ *   name a reverse proxy serves; a header without a port names the scheme's default one (Host:
+ *   80 or 443, the scheme is unknown; Origin: 80 for http, 443 for https).
  * Host must name the listening port too (a built-in name without a port means port 80); an
  * Origin (sent by browsers) is checked by its host name only, since a page on another local
  * port is not a rebinding. A request without Origin (every non-browser client) passes that check.
@@ -56,11 +57,20 @@ const isOwnOrigin = (rules: HostRules, hostname: string): boolean =>
   LOOPBACK_NAMES.includes(hostname) ||
   (!WILDCARDS.includes(rules.host) && hostname === asHostname(rules.host))
 
-/** Named by `--allowed-hosts`: as `name`, or as `name:port` with this port. */
-const isListed = (rules: HostRules, hostname: string, port: number | undefined): boolean =>
+/**
+ * Named by `--allowed-hosts`: as `name`, or as `name:port` with one of `ports` (the port the
+ * header names; without one, the scheme's default: see DEFAULT_PORTS).
+ */
+const isListed = (rules: HostRules, hostname: string, ports: ReadonlyArray<number>): boolean =>
   rules.allowedHosts.some(
-    (entry) => entry === hostname || (port !== undefined && entry === `${hostname}:${port}`),
+    (entry) => entry === hostname || ports.some((port) => entry === `${hostname}:${port}`),
   )
+
+/**
+ * A Host without a port names the scheme's default port; the scheme is not in the request (a
+ * proxy may have ended TLS), so either of http's 80 and https's 443.
+ */
+const DEFAULT_PORTS: ReadonlyArray<number> = [80, 443]
 
 /** Why a Host header is refused; undefined when it is accepted. */
 export const hostProblem = (rules: HostRules, header: string | undefined): string | undefined => {
@@ -68,7 +78,7 @@ export const hostProblem = (rules: HostRules, header: string | undefined): strin
   const authority = splitAuthority(header)
   if (authority === undefined) return "the Host header is malformed"
   const { hostname, port } = authority
-  if (isListed(rules, hostname, port)) return undefined
+  if (isListed(rules, hostname, port === undefined ? DEFAULT_PORTS : [port])) return undefined
   if (isBuiltIn(rules, hostname) && (port ?? 80) === rules.port) return undefined
   return `the Host header names a host this server does not serve (add it with --allowed-hosts)`
 }
@@ -85,7 +95,8 @@ export const originProblem = (rules: HostRules, header: string | undefined): str
   if (url.protocol !== "http:" && url.protocol !== "https:")
     return "the Origin header is not an http(s) origin"
   const hostname = url.hostname.toLowerCase()
-  const port = url.port === "" ? undefined : Number(url.port)
-  if (isListed(rules, hostname, port) || isOwnOrigin(rules, hostname)) return undefined
+  // The URL parser drops a scheme's default port: `https://name:443` reads as `https://name`.
+  const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80
+  if (isListed(rules, hostname, [port]) || isOwnOrigin(rules, hostname)) return undefined
   return "the Origin header names a site this server does not serve (add its host with --allowed-hosts)"
 }

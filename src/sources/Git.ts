@@ -163,24 +163,42 @@ const runGit = (args: ReadonlyArray<string>, spec?: GitSpec) =>
     )
   }).pipe(Effect.retry({ times: 3, schedule: Schedule.spaced("300 millis"), while: isLocked }))
 
+/** Two strings compared in constant time (their digests, so their lengths do not show either). */
+const sameText = (a: string, b: string) =>
+  timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest())
+
+/** Whether GitLab's `X-Gitlab-Token` is the webhook's shared secret (never for an empty secret). */
+export const gitlabTokenMatches = (secret: string, token: string): boolean =>
+  secret !== "" && sameText(token, secret)
+
 /**
- * Verifies a webhook's shared secret: GitHub's `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the
- * body>` or GitLab's `X-Gitlab-Token: <secret>`, compared in constant time.
+ * GitHub's `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>`, with the body fed in chunks as
+ * it arrives (`update`), then checked once it is all read (`matches`, once).
+ */
+export const githubSignature = (secret: string) => {
+  const hmac = createHmac("sha256", secret)
+  return {
+    update: (chunk: Uint8Array) => void hmac.update(chunk),
+    matches: (signature: string): boolean =>
+      secret !== "" && sameText(signature.trim().toLowerCase(), `sha256=${hmac.digest("hex")}`),
+  }
+}
+
+/**
+ * Verifies a webhook's shared secret for a whole body: GitHub's signature, else GitLab's token,
+ * compared in constant time.
  */
 export const webhookAuthorized = (
   secret: string,
   headers: { readonly githubSignature?: string | undefined; readonly gitlabToken?: string | undefined },
   body: Uint8Array,
 ): boolean => {
-  const same = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b)
-  const digest = (text: string | Uint8Array) => createHash("sha256").update(text).digest()
-  if (secret === "") return false
   if (headers.githubSignature !== undefined) {
-    const expected = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`
-    return same(digest(headers.githubSignature.trim().toLowerCase()), digest(expected))
+    const signed = githubSignature(secret)
+    signed.update(body)
+    return signed.matches(headers.githubSignature)
   }
-  if (headers.gitlabToken !== undefined) return same(digest(headers.gitlabToken), digest(secret))
-  return false
+  return headers.gitlabToken !== undefined && gitlabTokenMatches(secret, headers.gitlabToken)
 }
 
 export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSources", {

@@ -413,9 +413,26 @@ describe("git sources", () => {
           headers: { "content-type": "application/json", ...headers },
           body,
         })
-      expect((await post({ "x-hub-signature-256": "sha256=00" })).status).toBe(401)
-      expect((await post({ "x-gitlab-token": "wrong" })).status).toBe(401)
-      expect((await post({})).status).toBe(401)
+      // 403: a webhook's signature is not HTTP authentication (no WWW-Authenticate challenge).
+      expect((await post({ "x-hub-signature-256": "sha256=00" })).status).toBe(403)
+      expect((await post({ "x-gitlab-token": "wrong" })).status).toBe(403)
+      expect((await post({})).status).toBe(403)
+      // Refused before any body is read: without a signature or token, or with a wrong GitLab
+      // token, or announcing a body too large (the client waits for 100 Continue, never sent).
+      const heldBack = (headers: Record<string, string>) =>
+        send(server.port, {
+          method: "POST",
+          path: "/hooks/git",
+          headers: { "content-type": "application/json", ...headers },
+          body,
+          onContinue: () => {},
+        })
+      expect((await heldBack({})).status).toBe(403)
+      expect((await heldBack({ "x-gitlab-token": "wrong" })).status).toBe(403)
+      expect(
+        (await heldBack({ "x-hub-signature-256": "sha256=00", "content-length": String(6 * 1024 * 1024) }))
+          .status,
+      ).toBe(413)
       expect(await describe()).toBe("Version one.")
       const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`
       expect((await post({ "x-hub-signature-256": signature })).status).toBe(202)
@@ -424,6 +441,20 @@ describe("git sources", () => {
       expect((await post({ "x-gitlab-token": secret })).status).toBe(202)
       await eventually(async () => expect(await describe()).toBe("Version three."))
       await client.close()
+      // A webhook in flight when SIGTERM comes is answered before the process exits.
+      let exit: Promise<number | null> | undefined
+      const inFlight = await send(server.port, {
+        method: "POST",
+        path: "/hooks/git",
+        headers: { "content-type": "application/json", "x-hub-signature-256": signature },
+        body,
+        onContinue: (sendBody) => {
+          exit = server.stop()
+          setTimeout(sendBody, 500)
+        },
+      })
+      expect(inFlight.status).toBe(202)
+      expect(await exit).toBe(0)
     } finally {
       await server.stop()
     }

@@ -132,6 +132,43 @@ describe("serve --http --auth", () => {
     expect(server.stderr()).not.toContain(`${ALICE}x`)
   })
 
+  it("audits an authenticated POST the transport refuses before any handler, with its status and caller", async () => {
+    const post = (headers: Record<string, string>, body: string) =>
+      send(server.port, {
+        method: "POST",
+        path: "/mcp",
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${ALICE}`, ...headers },
+        body,
+      })
+    const refusals: Array<[Record<string, string>, string, number]> = [
+      [{}, "{not json", 400],
+      [{ accept: "text/html" }, rpc("tools/list"), 406],
+      [{ "content-type": "text/plain" }, rpc("tools/list"), 415],
+      [{ "mcp-protocol-version": "1999-01-01" }, rpc("tools/list"), 400],
+    ]
+    for (const [headers, body, status] of refusals) {
+      const before = server.stderr().length
+      expect((await post(headers, body)).status).toBe(status)
+      await eventually(() =>
+        expect(server.stderr().slice(before)).toMatch(
+          new RegExp(
+            `"audit":true,.*"tool":"POST /mcp","outcome":"Refused","status":${status},"remote":"127\\.0\\.0\\.1:\\d+","caller":"alice"`,
+          ),
+        ),
+      )
+    }
+    const tooLarge = await send(server.port, {
+      method: "POST",
+      path: "/mcp",
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${ALICE}` },
+      body: "x".repeat(2 * 1024 * 1024),
+    }).catch(() => undefined)
+    if (tooLarge !== undefined) expect(tooLarge.status).toBe(413)
+    await eventually(() =>
+      expect(server.stderr()).toMatch(/"outcome":"Refused","status":413,"remote":"127\.0\.0\.1:\d+"/),
+    )
+  })
+
   it("serves a valid JWT's requests; refuses expired, foreign, forged or early ones", async () => {
     const valid = await signJwt(key, { sub: "dana", groups: ["design"] })
     expect((await toolsList(server, `Bearer ${valid}`)).status).toBe(200)
@@ -177,6 +214,25 @@ describe("serve --http --auth", () => {
     expect((await toolsList(server, `Bearer ${jwt}`)).status).toBe(401)
     await fs.writeFile(path.join(dir, "jwks.json"), JSON.stringify(rotated.jwks))
     await eventually(async () => expect((await toolsList(server, `Bearer ${jwt}`)).status).toBe(200))
+  })
+})
+
+describe("serve --http --auth with a resource under a path", () => {
+  it("serves the metadata document at the path its 401 names (the well-known path, then the resource's)", async () => {
+    const { server, stop } = await startWithAuth({
+      "auth.yaml": `resource: "https://skills.example.com/team/mcp"\ntokens:\n  - { name: alice, sha256: "${sha256(ALICE)}" }\n`,
+    })
+    try {
+      const refused = await toolsList(server)
+      expect(refused.status).toBe(401)
+      const named = "https://skills.example.com/.well-known/oauth-protected-resource/team/mcp"
+      expect(refused.headers["www-authenticate"]).toBe(`Bearer resource_metadata="${named}"`)
+      const answer = await send(server.port, { path: new URL(named).pathname })
+      expect(answer.status).toBe(200)
+      expect(JSON.parse(answer.body)).toMatchObject({ resource: "https://skills.example.com/team/mcp" })
+    } finally {
+      await stop()
+    }
   })
 })
 
