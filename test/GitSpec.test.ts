@@ -8,7 +8,7 @@ import { parseCommandLine } from "../src/Cli.js"
 import { parseGitSpec } from "../src/GitSpec.js"
 import { resolveSettings } from "../src/Options.js"
 import { gitSourceFolder } from "../src/Settings.js"
-import { webhookAuthorized } from "../src/sources/Git.js"
+import { githubSignature, gitlabTokenMatches } from "../src/sources/Git.js"
 import { tempTree } from "./support/tree.js"
 
 const withEnv = (env: Record<string, string>) =>
@@ -107,16 +107,24 @@ describe("git sources in the settings", () => {
   )
 })
 
-describe("webhookAuthorized", () => {
+describe("webhook secrets", () => {
   const body = Buffer.from('{"ref":"refs/heads/main"}')
-  it("accepts GitHub's HMAC signature and GitLab's token, nothing else", () => {
+  /** Whether `signature` signs `bytes`, fed in two chunks as they would arrive. */
+  const signs = (secret: string, signature: string, bytes: Buffer) => {
+    const signed = githubSignature(secret)
+    signed.update(bytes.subarray(0, 5))
+    signed.update(bytes.subarray(5))
+    return signed.matches(signature)
+  }
+  it("accepts GitHub's HMAC signature of the very body and GitLab's token, nothing else", () => {
     const signature = `sha256=${createHmac("sha256", "secret").update(body).digest("hex")}`
-    expect(webhookAuthorized("secret", { githubSignature: signature }, body)).toBe(true)
-    expect(webhookAuthorized("secret", { githubSignature: signature }, Buffer.from("{}"))).toBe(false)
-    expect(webhookAuthorized("other", { githubSignature: signature }, body)).toBe(false)
-    expect(webhookAuthorized("secret", { gitlabToken: "secret" }, body)).toBe(true)
-    expect(webhookAuthorized("secret", { gitlabToken: "secreT" }, body)).toBe(false)
-    expect(webhookAuthorized("secret", {}, body)).toBe(false)
-    expect(webhookAuthorized("", { gitlabToken: "" }, body)).toBe(false)
+    expect(signs("secret", signature, body)).toBe(true)
+    expect(signs("secret", ` ${signature.toUpperCase()} `, body)).toBe(true)
+    expect(signs("secret", signature, Buffer.from("{}"))).toBe(false)
+    expect(signs("other", signature, body)).toBe(false)
+    expect(signs("", `sha256=${createHmac("sha256", "").update(body).digest("hex")}`, body)).toBe(false)
+    expect(gitlabTokenMatches("secret", "secret")).toBe(true)
+    expect(gitlabTokenMatches("secret", "secreT")).toBe(false)
+    expect(gitlabTokenMatches("", "")).toBe(false)
   })
 })

@@ -184,23 +184,6 @@ export const githubSignature = (secret: string) => {
   }
 }
 
-/**
- * Verifies a webhook's shared secret for a whole body: GitHub's signature, else GitLab's token,
- * compared in constant time.
- */
-export const webhookAuthorized = (
-  secret: string,
-  headers: { readonly githubSignature?: string | undefined; readonly gitlabToken?: string | undefined },
-  body: Uint8Array,
-): boolean => {
-  if (headers.githubSignature !== undefined) {
-    const signed = githubSignature(secret)
-    signed.update(body)
-    return signed.matches(headers.githubSignature)
-  }
-  return headers.gitlabToken !== undefined && gitlabTokenMatches(secret, headers.gitlabToken)
-}
-
 export class GitSources extends Effect.Service<GitSources>()("skills-mcp/GitSources", {
   scoped: Effect.gen(function* () {
     const settings = yield* Settings
