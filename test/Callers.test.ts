@@ -38,6 +38,8 @@ const HIDDEN = {
     "# Roadmap\n\npdf forms\n",
   ),
   "secret-plan/notes.md": "do not tell\n",
+  // Reached by a link the caller's policy permits (docx-examples): inside the hidden skill's folder.
+  "secret-plan/examples/SKILL.md": skillMd("docx-examples", "Examples of the roadmap."),
   "secret-broken/SKILL.md": "---\nname: [unclosed\n---\n",
 }
 /** A second root: a skill of each kind shadowed by the first root's (same id). */
@@ -189,8 +191,11 @@ describe("a caller's catalog (over HTTP with --auth)", () => {
     Effect.gen(function* () {
       const root = yield* tempTree({ ...VISIBLE, ...HIDDEN })
       const second = yield* tempTree({ ...SECOND, ...SECOND_HIDDEN })
+      // A nested skill the caller could see but for where it is: its reason names the hidden skill.
+      yield* Effect.promise(() => fs.symlink("secret-plan/examples", path.join(root, "docx-examples")))
       const restricted = yield* answers([root, second], alice)
       yield* Effect.promise(async () => {
+        await fs.rm(path.join(root, "docx-examples"))
         for (const [folder, tree] of [
           [root, HIDDEN],
           [second, SECOND_HIDDEN],

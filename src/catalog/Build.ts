@@ -116,7 +116,10 @@ export const build = async (
     }
   }
   for (const nested of found.nested)
-    skipped.push(skippedAs(nested.candidate, "skill-nested", nestedReason(nested)))
+    skipped.push({
+      ...skippedAs(nested.candidate, "skill-nested", nestedReason(nested)),
+      within: nested.outerId,
+    })
   return {
     skills,
     skipped,

@@ -49,6 +49,8 @@ export interface SkippedSkill {
   readonly rule: FrontmatterRule
   readonly reason: string
   readonly line?: number
+  /** With `skill-nested`: the id of the skill whose folder holds it (its reason names that skill). */
+  readonly within?: string
 }
 
 /** A skill hidden by an earlier one with the same id. */

@@ -22,7 +22,10 @@ export interface View {
 /** What a view holds of a snapshot: the skills `sees` permits, and their problems. */
 const holding = (snapshot: Snapshot, sees: IdFilter) => ({
   skills: snapshot.skills.filter((skill) => sees(skill.id)),
-  skipped: snapshot.skipped.filter((skipped) => sees(skipped.id)),
+  // A nested skill's reason names the skill whose folder holds it: kept only if that one is seen too.
+  skipped: snapshot.skipped.filter(
+    (skipped) => sees(skipped.id) && (skipped.within === undefined || sees(skipped.within)),
+  ),
   // A shadowed skill has the id of the skill that shadows it: both are seen, or neither.
   shadowed: snapshot.shadowed.filter((shadowed) => sees(shadowed.id)),
 })

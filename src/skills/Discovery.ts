@@ -62,6 +62,8 @@ export interface NestedSkill {
   readonly candidate: Candidate
   /** The SKILL.md of the skill whose folder holds it. */
   readonly outer: string
+  /** That skill's id. */
+  readonly outerId: string
 }
 
 /** Why a nested skill folder is not served (the `skill-nested` rule). */
@@ -387,7 +389,7 @@ const oneSkillPerFolder = (
       if (dir === path.dirname(dir)) break
     }
     if (outer === undefined) candidates.push(candidate)
-    else nested.push({ candidate, outer: outer.file })
+    else nested.push({ candidate, outer: outer.file, outerId: outer.id })
   }
   return { candidates, nested }
 }
