@@ -3,21 +3,31 @@
  * skill ids (`pdf-*`, `team-{a,b}-*`); deny wins over allow, and with no allow pattern every
  * id not denied is served. A skill that is not permitted is left out at discovery: it is
  * never read, listed, watched, searched or served on any surface.
- * Matching is picomatch's (case-sensitive, `*`, `?`, `[...]`, `{a,b}`, extglobs).
+ * Matching is picomatch's (case-sensitive, `*`, `?`, `[...]`, `{a,b}`, extglobs), of patterns and
+ * ids in Unicode's composed form (NFC): a folder named in the decomposed form (`cafe` and a
+ * combining accent, as macOS writes names) is matched as lookups find it, by either spelling.
  */
 import picomatch from "picomatch"
 
 export type IdFilter = (id: string) => boolean
 
 const compile = (patterns: ReadonlyArray<string>) =>
-  patterns.length === 0 ? undefined : picomatch([...patterns], { dot: true })
+  patterns.length === 0
+    ? undefined
+    : picomatch(
+        patterns.map((pattern) => pattern.normalize("NFC")),
+        { dot: true },
+      )
 
 /** The filter for the given patterns; `undefined` when every id is permitted. */
 export const idFilter = (allow: ReadonlyArray<string>, deny: ReadonlyArray<string>): IdFilter | undefined => {
   const allowed = compile(allow)
   const denied = compile(deny)
   if (allowed === undefined && denied === undefined) return undefined
-  return (id) => (allowed === undefined || allowed(id)) && (denied === undefined || !denied(id))
+  return (id) => {
+    const composed = id.normalize("NFC")
+    return (allowed === undefined || allowed(composed)) && (denied === undefined || !denied(composed))
+  }
 }
 
 /** Why a pattern cannot be used, or `undefined` when it can. */
