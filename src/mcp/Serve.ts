@@ -101,7 +101,13 @@ export const serve = (io: { readonly input: Readable; readonly output: Writable 
         Effect.zipRight(
           watchCatalog({ extraFolders: made.subscriptions.folders, afterChanges: made.subscriptions.check }),
         ),
-        Effect.tap(({ follow }) => made.afterSubscribe(follow)),
+        // A subscription made while the first watches were set up may have come after they read
+        // the folders to watch: follow once more, and check what changed meanwhile.
+        Effect.tap(({ follow }) =>
+          made
+            .afterSubscribe(follow)
+            .pipe(Effect.zipRight(follow), Effect.zipRight(made.subscriptions.check)),
+        ),
         Effect.forkScoped,
       )
     } else {
