@@ -12,7 +12,7 @@ import { MAX_EXAMINED } from "../src/files/Folders.js"
 import { mimeTypeOf } from "../src/files/MimeTypes.js"
 import { isBinary } from "../src/files/Reading.js"
 import { SkillFiles } from "../src/files/SkillFiles.js"
-import type { SyncContainedCalls } from "../src/platform/Fs.js"
+import type { FsShape, SyncContainedCalls } from "../src/platform/Fs.js"
 import { Fs } from "../src/platform/Fs.js"
 import { fingerprintOf } from "../src/platform/Paths.js"
 import { Settings } from "../src/Settings.js"
@@ -27,20 +27,19 @@ const skillFilesOver = (fs: Layer.Layer<Fs> = Fs.node) =>
   )
 const SkillFilesTest = skillFilesOver()
 
-/** SkillFiles over Node's file system, with some of its contained calls (Fs `containedNow`) changed. */
-const skillFilesWith = (change: (node: SyncContainedCalls) => Partial<SyncContainedCalls>) =>
+/** SkillFiles over Node's file system, with some of its calls changed. */
+const skillFilesOverChanged = (change: (node: FsShape) => FsShape) =>
   Effect.provide(
     SkillFiles,
-    skillFilesOver(
-      Layer.effect(
-        Fs,
-        Effect.map(Fs, (node) => ({
-          ...node,
-          containedNow: { ...node.containedNow, ...change(node.containedNow) },
-        })),
-      ).pipe(Layer.provide(Fs.node)),
-    ),
+    skillFilesOver(Layer.effect(Fs, Effect.map(Fs, change)).pipe(Layer.provide(Fs.node))),
   )
+
+/** SkillFiles over Node's file system, with some of its contained calls (Fs `containedNow`) changed. */
+const skillFilesWith = (change: (node: SyncContainedCalls) => Partial<SyncContainedCalls>) =>
+  skillFilesOverChanged((node) => ({
+    ...node,
+    containedNow: { ...node.containedNow, ...change(node.containedNow) },
+  }))
 
 /** Times as a file system that keeps whole seconds gives them (ext4 with small inodes, HFS+). */
 const wholeSeconds = (info: Stats): Stats =>
@@ -54,31 +53,23 @@ const wholeSeconds = (info: Stats): Stats =>
   )
 
 /** SkillFiles over Node's file system as one that keeps whole seconds would answer its stats. */
-const skillFilesOnCoarseClock = Effect.provide(
-  SkillFiles,
-  skillFilesOver(
-    Layer.effect(
-      Fs,
-      Effect.map(Fs, (node) => ({
-        ...node,
-        sync: {
-          ...node.sync,
-          lstat: (target: string) => {
-            const info = node.sync.lstat(target)
-            return info === null ? null : wholeSeconds(info)
-          },
-        },
-        containedNow: {
-          ...node.containedNow,
-          openFile: (file: string, known?: (info: Stats) => boolean) => {
-            const open = node.containedNow.openFile(file, known)
-            return { ...open, info: wholeSeconds(open.info) }
-          },
-        },
-      })),
-    ).pipe(Layer.provide(Fs.node)),
-  ),
-)
+const skillFilesOnCoarseClock = skillFilesOverChanged((node) => ({
+  ...node,
+  sync: {
+    ...node.sync,
+    lstat: (target) => {
+      const info = node.sync.lstat(target)
+      return info === null ? null : wholeSeconds(info)
+    },
+  },
+  containedNow: {
+    ...node.containedNow,
+    openFile: (file, known) => {
+      const open = node.containedNow.openFile(file, known)
+      return { ...open, info: wholeSeconds(open.info) }
+    },
+  },
+}))
 
 /** A real wait past Folders' SETTLED_MS: only what was last changed before it is trusted as it was. */
 const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2_100)))
