@@ -84,6 +84,9 @@ export interface DiscoveryResult {
   readonly edges: ReadonlyArray<string>
 }
 
+/** One root's findings; `denied`: the real folders of skills the operator's lists leave out. */
+export type RootResult = Omit<DiscoveryResult, "nested"> & { readonly denied: ReadonlyArray<string> }
+
 /** Dot-folders searched in a root, each only for its `skills` child. */
 const NAMED_DOT_FOLDERS = new Set([".claude", ".agents"])
 
@@ -166,11 +169,11 @@ export const discoverRoot = async (
   pinned: string | null,
   rootIndex: number,
   options: ScanOptions,
-): Promise<Omit<DiscoveryResult, "nested">> => {
+): Promise<RootResult> => {
   const { maxDepth, permits, includeDotFolders = false } = options
   const found: Array<Found> = []
-  /** Skill folders passed over for the operator's lists (for the notice of an empty root). */
-  let denied = 0
+  /** Skill folders passed over for the operator's lists (real paths: no skill below them is served). */
+  const deniedFolders: Array<string> = []
   const notices: Array<DiscoveryNotice> = []
   const folders: Array<string> = []
   const edges: Array<string> = []
@@ -179,11 +182,11 @@ export const discoverRoot = async (
   const rootReal = pinned === null ? null : await port.realpath(root.path)
   if (rootReal === null) {
     notices.push({ path: root.path, reason: "the skills folder cannot be read" })
-    return { candidates: [], notices, folders, edges }
+    return { candidates: [], notices, folders, edges, denied: [] }
   }
   if (rootReal !== pinned) {
     notices.push({ path: root.path, reason: ROOT_MOVED })
-    return { candidates: [], notices, folders, edges }
+    return { candidates: [], notices, folders, edges, denied: [] }
   }
 
   /** The skill in a folder: none, refused (a SKILL.md that leaves the folder), or a candidate. */
@@ -195,7 +198,7 @@ export const discoverRoot = async (
     let info = await port.lstat(file)
     if (info === null) return null
     if (!permitted) {
-      denied++
+      deniedFolders.push(pending.real)
       return "refused"
     }
     if (info.isSymbolicLink()) {
@@ -321,9 +324,9 @@ export const discoverRoot = async (
       ? []
       : (await discoverRoot(port, root, pinned, rootIndex, { ...options, includeDotFolders: true }))
           .candidates
-    notices.push(emptyRootNotice(root, maxDepth, inDotFolders, denied))
+    notices.push(emptyRootNotice(root, maxDepth, inDotFolders, deniedFolders.length))
   }
-  return { candidates: onePathPerFolder(found), notices, folders, edges }
+  return { candidates: onePathPerFolder(found), notices, folders, edges, denied: deniedFolders }
 }
 
 /**
@@ -337,10 +340,13 @@ const discoverAll = async (
 ): Promise<DiscoveryResult> => {
   const perRoot = await mapLimit(roots, 4, (entry, index) =>
     entry === undefined
-      ? Promise.resolve({ candidates: [], notices: [], folders: [], edges: [] })
+      ? Promise.resolve({ candidates: [], notices: [], folders: [], edges: [], denied: [] })
       : discoverRoot(port, entry.root, entry.pinned, index, options),
   )
-  const { candidates, nested } = oneSkillPerFolder(perRoot.flatMap((result) => result.candidates))
+  const { candidates, nested } = oneSkillPerFolder(
+    perRoot.flatMap((result) => result.candidates),
+    perRoot.flatMap((result) => result.denied),
+  )
   return {
     candidates,
     nested,
@@ -372,22 +378,28 @@ const onePathPerFolder = (found: ReadonlyArray<Found>): Array<Candidate> => {
 /**
  * Across roots: a folder found from two roots (one root inside another) is the first one's
  * skill only, and a skill folder inside another skill's folder (a root or a link inside a
- * skill) is no skill of its own: its files are the outer skill's.
+ * skill) is no skill of its own: its files are the outer skill's. One inside the folder of a skill
+ * the operator's lists leave out (`denied`) is left out too, as that skill's files are.
  */
 const oneSkillPerFolder = (
   found: ReadonlyArray<Candidate>,
+  denied: ReadonlyArray<string>,
 ): { readonly candidates: Array<Candidate>; readonly nested: Array<NestedSkill> } => {
   const byReal = new Map<string, Candidate>()
   for (const candidate of found) if (!byReal.has(candidate.real)) byReal.set(candidate.real, candidate)
   const candidates: Array<Candidate> = []
   const nested: Array<NestedSkill> = []
+  const deniedFolders = new Set(denied)
   for (const candidate of found) {
     if (byReal.get(candidate.real) !== candidate) continue
     let outer: Candidate | undefined
-    for (let dir = path.dirname(candidate.real); outer === undefined; dir = path.dirname(dir)) {
+    let inDenied = false
+    for (let dir = path.dirname(candidate.real); outer === undefined && !inDenied; dir = path.dirname(dir)) {
       outer = byReal.get(dir)
+      inDenied = deniedFolders.has(dir)
       if (dir === path.dirname(dir)) break
     }
+    if (inDenied) continue
     if (outer === undefined) candidates.push(candidate)
     else nested.push({ candidate, outer: outer.file, outerId: outer.id })
   }

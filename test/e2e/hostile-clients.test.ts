@@ -366,6 +366,32 @@ describe("allow and deny lists", () => {
     }
   })
 
+  it("leaves out a skill folder inside a denied skill's, reached by a link of a permitted name", async () => {
+    const inside = path.join(valid, "pdf-processing", "examples")
+    await fs.mkdir(inside)
+    await fs.writeFile(
+      path.join(inside, "SKILL.md"),
+      "---\nname: examples\ndescription: Files of the denied skill.\n---\nBody.\n",
+    )
+    await fs.symlink("pdf-processing/examples", path.join(valid, "examples"))
+    const server = await startServer([valid, "--deny", "pdf-*", "--refresh-ms", "0"], { env })
+    try {
+      const listed = (await callTool(server, "list_skills", { limit: 100 })).structuredContent as {
+        skills: Array<{ id: string }>
+      }
+      expect(listed.skills.map((skill) => skill.id)).not.toContain("examples")
+      expect((await callTool(server, "get_skill", { id: "examples" })).isError).toBe(true)
+      // Nor is it named as nested in another skill: that would tell of the denied one.
+      expect(JSON.stringify(await server.client.readResource({ uri: "skill://diagnostics" }))).not.toContain(
+        "examples",
+      )
+    } finally {
+      await server.close()
+      await fs.rm(path.join(valid, "examples"))
+      await fs.rm(inside, { recursive: true })
+    }
+  })
+
   it("serves only allowed skills when SKILLS_MCP_ALLOW is set, and deny wins over allow", async () => {
     const server = await startServer([valid, "--deny", "*-messages", "--refresh-ms", "0"], {
       env: { ...env, SKILLS_MCP_ALLOW: "pdf-*,git-*" },
